@@ -1,0 +1,412 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gofam/openfam/core/amo"
+)
+
+// Context is an independent stream of data-path operations with its own
+// completion tracking (fam_ctx_t): Quiet on a context waits for that
+// context's operations only. The instance's default context is
+// Fam.Default. Contexts are safe for concurrent use.
+//
+// On memory mapped in this process get, put, gather and scatter complete
+// before they return, non-blocking or not; copies run in the background.
+type Context struct {
+	f       *Fam
+	closed  atomic.Bool
+	pending sync.WaitGroup
+	npend   atomic.Int64
+	errMu   sync.Mutex
+	err     error // first failure of a background operation, reported by Quiet
+}
+
+// Default returns the instance's default context.
+func (f *Fam) Default() *Context { return f.def }
+
+// OpenContext opens a new context.
+func (f *Fam) OpenContext() (*Context, error) {
+	if err := f.check("fam_context_open"); err != nil {
+		return nil, err
+	}
+	c := &Context{f: f}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed.Load() {
+		return nil, f.check("fam_context_open")
+	}
+	f.contexts[c] = struct{}{}
+	return c, nil
+}
+
+// Close waits for the context's operations and releases it. The default
+// context cannot be closed.
+func (c *Context) Close() error {
+	const op = "fam_context_close"
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if c == c.f.def {
+		return Errorf(CodeInvalid, op, "the default context cannot be closed")
+	}
+	err := c.Quiet()
+	if !c.closed.CompareAndSwap(false, true) {
+		return Errorf(CodeInvalid, op, "context already closed")
+	}
+	c.f.mu.Lock()
+	delete(c.f.contexts, c)
+	c.f.mu.Unlock()
+	return err
+}
+
+func (c *Context) check(op string) error {
+	if c == nil {
+		return Errorf(CodeInvalid, op, "context handle is NULL")
+	}
+	if err := c.f.check(op); err != nil {
+		return err
+	}
+	if c.closed.Load() {
+		return Errorf(CodeInvalid, op, "context was closed")
+	}
+	return nil
+}
+
+// span checks that [off, off+n) lies in an item of size bytes.
+func span(op string, it *Item, off, n, size uint64) error {
+	if n == 0 {
+		return Errorf(CodeInvalid, op, "transfer size is 0")
+	}
+	if off > size || n > size-off {
+		return Errorf(CodeOutOfRange, op, "offset %d + %d bytes exceeds data item {%d, %d} of %d bytes", off, n, it.g.RegionID, it.g.Offset, size)
+	}
+	return nil
+}
+
+func (c *Context) transfer(op string, buf []byte, it *Item, off uint64, write bool) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	need := RightRead
+	if write {
+		need = RightWrite
+	}
+	v, err := it.use(op, need)
+	if err != nil {
+		return err
+	}
+	if buf == nil {
+		return Errorf(CodeInvalid, op, "local buffer is NULL")
+	}
+	if err := span(op, it, off, uint64(len(buf)), uint64(len(v.mem))); err != nil {
+		return err
+	}
+	if write {
+		copy(v.mem[off:], buf)
+	} else {
+		copy(buf, v.mem[off:])
+	}
+	return nil
+}
+
+// Get copies len(dst) bytes from the item at off into dst. Errors:
+// CodeInvalid (bad handle, empty dst), CodeOutOfRange, CodeNoPerm.
+func (c *Context) Get(dst []byte, it *Item, off uint64) error {
+	return c.transfer("fam_get_blocking", dst, it, off, false)
+}
+
+// Put copies src into the item at off. Errors as Get.
+func (c *Context) Put(src []byte, it *Item, off uint64) error {
+	return c.transfer("fam_put_blocking", src, it, off, true)
+}
+
+// GetNB starts a Get; dst must stay untouched until Quiet returns.
+func (c *Context) GetNB(dst []byte, it *Item, off uint64) error {
+	return c.transfer("fam_get_nonblocking", dst, it, off, false)
+}
+
+// PutNB starts a Put; src must stay untouched until Quiet returns.
+func (c *Context) PutNB(src []byte, it *Item, off uint64) error {
+	return c.transfer("fam_put_nonblocking", src, it, off, true)
+}
+
+func gsName(gather, nb bool, kind string) string {
+	s := "fam_scatter_"
+	if gather {
+		s = "fam_gather_"
+	}
+	if nb {
+		s += "nonblocking_"
+	} else {
+		s += "blocking_"
+	}
+	return s + kind
+}
+
+// elements checks a gather/scatter element list and returns the item
+// offset of each element: esize bytes at offs[i] in the item, esize bytes
+// at i*esize in the dense local buffer.
+func elements(op string, it *Item, size uint64, buf []byte, n, esize uint64, at func(i uint64) (uint64, bool)) ([]uint64, error) {
+	if n == 0 || esize == 0 {
+		return nil, Errorf(CodeInvalid, op, "element count and element size must be > 0 (got %d, %d)", n, esize)
+	}
+	if buf == nil {
+		return nil, Errorf(CodeInvalid, op, "local buffer is NULL")
+	}
+	if n > uint64(len(buf))/esize {
+		return nil, Errorf(CodeInvalid, op, "local buffer of %d bytes holds fewer than %d elements of %d bytes", len(buf), n, esize)
+	}
+	offs := make([]uint64, n)
+	for i := uint64(0); i < n; i++ {
+		e, ok := at(i)
+		if !ok || e > (^uint64(0))/esize {
+			return nil, Errorf(CodeOutOfRange, op, "element %d's index overflows", i)
+		}
+		o := e * esize
+		if o > size || esize > size-o {
+			return nil, Errorf(CodeOutOfRange, op, "element %d at byte %d (+%d) is beyond data item {%d, %d} of %d bytes", i, o, esize, it.g.RegionID, it.g.Offset, size)
+		}
+		offs[i] = o
+	}
+	return offs, nil
+}
+
+func (c *Context) gs(op string, buf []byte, it *Item, n, esize uint64, gather bool, at func(i uint64) (uint64, bool)) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	need := RightWrite
+	if gather {
+		need = RightRead
+	}
+	v, err := it.use(op, need)
+	if err != nil {
+		return err
+	}
+	offs, err := elements(op, it, uint64(len(v.mem)), buf, n, esize, at)
+	if err != nil {
+		return err
+	}
+	// Validate everything first so that a bad element leaves the item
+	// untouched rather than half scattered.
+	for i, o := range offs {
+		l := uint64(i) * esize
+		if gather {
+			copy(buf[l:l+esize], v.mem[o:o+esize])
+		} else {
+			copy(v.mem[o:o+esize], buf[l:l+esize])
+		}
+	}
+	return nil
+}
+
+// GatherStrided reads n elements of esize bytes, element i from item byte
+// (first + i*stride)*esize, into dst densely. nb marks the non-blocking
+// form (dst must then stay untouched until Quiet). Nothing is read if any
+// element is out of range (CodeOutOfRange).
+func (c *Context) GatherStrided(dst []byte, it *Item, n, first, stride, esize uint64, nb bool) error {
+	return c.gs(gsName(true, nb, "strided"), dst, it, n, esize, true, stridedAt(first, stride))
+}
+
+// ScatterStrided writes n dense elements of src to the item, element i at
+// byte (first + i*stride)*esize. Nothing is written if any element is out
+// of range.
+func (c *Context) ScatterStrided(src []byte, it *Item, n, first, stride, esize uint64, nb bool) error {
+	return c.gs(gsName(false, nb, "strided"), src, it, n, esize, false, stridedAt(first, stride))
+}
+
+// GatherIndexed reads len(index) elements, element i from item byte
+// index[i]*esize, into dst densely.
+func (c *Context) GatherIndexed(dst []byte, it *Item, index []uint64, esize uint64, nb bool) error {
+	return c.gs(gsName(true, nb, "indexed"), dst, it, uint64(len(index)), esize, true, indexedAt(index))
+}
+
+// ScatterIndexed writes len(index) dense elements of src, element i to item
+// byte index[i]*esize.
+func (c *Context) ScatterIndexed(src []byte, it *Item, index []uint64, esize uint64, nb bool) error {
+	return c.gs(gsName(false, nb, "indexed"), src, it, uint64(len(index)), esize, false, indexedAt(index))
+}
+
+func stridedAt(first, stride uint64) func(uint64) (uint64, bool) {
+	return func(i uint64) (uint64, bool) {
+		if i != 0 && stride > (^uint64(0)-first)/i {
+			return 0, false
+		}
+		return first + i*stride, true
+	}
+}
+
+func indexedAt(index []uint64) func(uint64) (uint64, bool) {
+	return func(i uint64) (uint64, bool) { return index[i], true }
+}
+
+// Wait is an operation running in the background (fam_wait_t).
+type Wait struct {
+	done   chan struct{}
+	err    error
+	waited atomic.Bool
+}
+
+func (c *Context) start(fn func() error) *Wait {
+	w := &Wait{done: make(chan struct{})}
+	c.pending.Add(1)
+	c.npend.Add(1)
+	go func() {
+		defer c.pending.Done()
+		defer c.npend.Add(-1)
+		w.err = fn()
+		if w.err != nil {
+			c.errMu.Lock()
+			if c.err == nil {
+				c.err = w.err
+			}
+			c.errMu.Unlock()
+		}
+		close(w.done)
+	}()
+	return w
+}
+
+// Wait blocks until the operation ends and returns its error. A Wait can be
+// waited once; a second call fails with CodeInvalid.
+func (w *Wait) Wait() error {
+	if w == nil {
+		return Errorf(CodeInvalid, "fam_wait", "wait handle is NULL")
+	}
+	if !w.waited.CompareAndSwap(false, true) {
+		return Errorf(CodeInvalid, "fam_wait", "already waited for")
+	}
+	<-w.done
+	return w.err
+}
+
+// Copy starts copying n bytes from src at srcOff to dst at dstOff and
+// returns at once; the Wait reports the result. The ranges are checked
+// before it starts (CodeOutOfRange, CodeNoPerm, CodeInvalid). Overlapping
+// ranges in one item copy as memmove does.
+func (c *Context) Copy(src *Item, srcOff uint64, dst *Item, dstOff, n uint64) (*Wait, error) {
+	const op = "fam_copy"
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	sv, err := src.use(op, RightRead)
+	if err != nil {
+		return nil, err
+	}
+	dv, err := dst.use(op, RightWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := span(op, src, srcOff, n, uint64(len(sv.mem))); err != nil {
+		return nil, err
+	}
+	if err := span(op, dst, dstOff, n, uint64(len(dv.mem))); err != nil {
+		return nil, err
+	}
+	return c.start(func() error {
+		copy(dv.mem[dstOff:dstOff+n], sv.mem[srcOff:srcOff+n])
+		return nil
+	}), nil
+}
+
+// Fence orders the context's earlier operations before its later ones.
+// Local operations complete in order already; the fence also orders this
+// thread's memory accesses.
+func (c *Context) Fence() error {
+	if err := c.check("fam_fence"); err != nil {
+		return err
+	}
+	var x atomic.Int64
+	x.Add(1) // a locked instruction: a full barrier on every architecture Go supports
+	return nil
+}
+
+// Quiet waits until every operation started on this context is complete
+// and returns (and clears) the first error among background operations.
+func (c *Context) Quiet() error {
+	if c == nil {
+		return Errorf(CodeInvalid, "fam_quiet", "context handle is NULL")
+	}
+	if c.closed.Load() {
+		return Errorf(CodeInvalid, "fam_quiet", "context was closed")
+	}
+	c.pending.Wait()
+	c.errMu.Lock()
+	err := c.err
+	c.err = nil
+	c.errMu.Unlock()
+	return err
+}
+
+// Progress returns the number of the context's operations not yet complete.
+func (c *Context) Progress() uint64 {
+	if c == nil {
+		return 0
+	}
+	n := c.npend.Load()
+	if n < 0 {
+		return 0
+	}
+	return uint64(n)
+}
+
+// Kind, Op and Value describe atomic operations; see package amo.
+type (
+	Kind  = amo.Kind
+	Op    = amo.Op
+	Value = amo.Value
+)
+
+var opNames = map[amo.Op]string{amo.Set: "set", amo.Fetch: "fetch", amo.Add: "add", amo.Subtract: "subtract",
+	amo.Min: "min", amo.Max: "max", amo.And: "and", amo.Or: "or", amo.Xor: "xor", amo.Swap: "swap",
+	amo.CompareSwap: "compare_swap"}
+
+var kindNames = map[amo.Kind]string{amo.Int32: "int32", amo.Int64: "int64", amo.Uint32: "uint32",
+	amo.Uint64: "uint64", amo.Float32: "float", amo.Float64: "double", amo.Int128: "int128"}
+
+// Atomic performs op on the k-sized word at off in the item and returns the
+// word's previous value. fetch says the caller reads that value (fam_fetch_*,
+// swap, compare_swap): it then needs read permission as well as write for
+// modifying ops. The word must be aligned to its size. Errors: CodeInvalid
+// (op undefined for k, misaligned), CodeOutOfRange, CodeNoPerm.
+func (c *Context) Atomic(it *Item, off uint64, k Kind, op Op, v, cmp Value, fetch bool) (Value, error) {
+	name := "fam_atomic"
+	if n, ok := opNames[op]; ok {
+		name = "fam_" + n + "_" + kindNames[k]
+		if fetch && op != amo.Fetch && op != amo.Swap && op != amo.CompareSwap {
+			name = "fam_fetch_" + n + "_" + kindNames[k]
+		}
+	}
+	if err := c.check(name); err != nil {
+		return Value{}, err
+	}
+	if !amo.Valid(k, op) {
+		return Value{}, Errorf(CodeInvalid, name, "operation not defined for this operand type")
+	}
+	var need Rights
+	if op.Modifies() {
+		need |= RightWrite
+	}
+	if fetch || op == amo.Fetch {
+		need |= RightRead
+	}
+	iv, err := it.use(name, need)
+	if err != nil {
+		return Value{}, err
+	}
+	size := k.Size()
+	if err := span(name, it, off, size, uint64(len(iv.mem))); err != nil {
+		return Value{}, err
+	}
+	if off%size != 0 {
+		return Value{}, Errorf(CodeInvalid, name, "offset %d is not a multiple of the operand size %d", off, size)
+	}
+	old, err := amo.Do(unsafe.Pointer(&iv.mem[off]), k, op, v, cmp)
+	if err != nil {
+		return Value{}, Errorf(CodeInvalid, name, "%v", err)
+	}
+	return old, nil
+}

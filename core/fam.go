@@ -1,0 +1,294 @@
+package core
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gofam/openfam/core/metadata"
+)
+
+// Fam is an initialized OpenFAM instance: the Go counterpart of
+// openfam::fam after fam_initialize. Every method is safe for concurrent use.
+//
+// With no server configured an instance serves everything itself (the
+// embedded mode): metadata in a bbolt store under Options.DataDir, each
+// region a file mapped into this process.
+type Fam struct {
+	opts    Options
+	uid     uint32
+	gid     uint32
+	peID    int
+	peCount int
+	storeID string // distinguishes this store's volatile files from other stores'
+	store   *metadata.Store
+
+	mu       sync.Mutex // guards the maps below and region life cycles
+	regions  map[uint64]*regionState
+	items    map[itemKey]map[*Item]struct{}
+	rhandles map[uint64]map[*Region]struct{}
+	lazy     map[*Item]struct{} // unresolved item handles
+	contexts map[*Context]struct{}
+	// graveyard holds destroyed regions whose scrubbed address ranges stay
+	// reserved until Finalize.
+	graveyard []*regionState
+
+	def    *Context
+	closed atomic.Bool
+}
+
+type itemKey struct{ region, offset uint64 }
+
+// Initialize starts an instance with opts (see DefaultOptions). It creates
+// the data directories if needed and opens the metadata store; a store held
+// by another process is reported with CodeResource after a short timeout.
+func Initialize(opts Options) (*Fam, error) {
+	const op = "fam_initialize"
+	if err := checkSettings(opts.Settings); err != nil {
+		return nil, err
+	}
+	opts.resolveDirs()
+	f := &Fam{
+		opts:     opts,
+		regions:  map[uint64]*regionState{},
+		items:    map[itemKey]map[*Item]struct{}{},
+		rhandles: map[uint64]map[*Region]struct{}{},
+		lazy:     map[*Item]struct{}{},
+		contexts: map[*Context]struct{}{},
+	}
+	f.uid, f.gid = uint32(os.Getuid()), uint32(os.Getgid())
+	if opts.UID >= 0 {
+		f.uid = uint32(opts.UID)
+	}
+	if opts.GID >= 0 {
+		f.gid = uint32(opts.GID)
+	}
+	f.peID, f.peCount = launcherRank()
+	if opts.PEID >= 0 {
+		f.peID = opts.PEID
+	}
+	if opts.PECount > 0 {
+		f.peCount = opts.PECount
+	}
+	if f.opts.DefaultMemoryType == MemoryDefault {
+		f.opts.DefaultMemoryType = Volatile
+		if strings.EqualFold(opts.Settings["FAM_DEFAULT_MEMORY_TYPE"], "persistent") {
+			f.opts.DefaultMemoryType = Persistent
+		}
+	}
+	for _, d := range []string{opts.DataDir, opts.ShmDir, filepath.Join(opts.DataDir, "regions")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, Errorf(CodeResource, op, "cannot create directory %s: %v", d, err)
+		}
+	}
+	id, err := loadStoreID(opts.DataDir)
+	if err != nil {
+		return nil, Errorf(CodeResource, op, "%v", err)
+	}
+	f.storeID = id
+	st, err := metadata.Open(filepath.Join(opts.DataDir, "meta"), metadata.Options{NoSync: true})
+	if err != nil {
+		if errors.Is(err, metadata.ErrLocked) {
+			return nil, Errorf(CodeResource, op, "%v (another process is using the embedded store in %s; start famd and set OPENFAM_SERVER to share regions between processes, or point OPENFAM_DATA_DIR elsewhere)", err, opts.DataDir)
+		}
+		return nil, Errorf(CodeMetadata, op, "opening the metadata store: %v", err)
+	}
+	f.store = st
+	f.dropLostVolatileRegions()
+	f.def = &Context{f: f}
+	return f, nil
+}
+
+// loadStoreID returns the random id of the store in dir, making one the
+// first time. Volatile region files are named after it so that two stores
+// sharing one tmpfs directory never collide.
+func loadStoreID(dir string) (string, error) {
+	p := filepath.Join(dir, "store-id")
+	b, err := os.ReadFile(p)
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", err
+	}
+	id := hex.EncodeToString(r[:])
+	tmp := p + ".tmp" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("writing %s: %w", p, err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", fmt.Errorf("writing %s: %w", p, err)
+	}
+	return id, nil
+}
+
+// dropLostVolatileRegions forgets volatile regions whose tmpfs file is gone
+// (the machine rebooted): their contents no longer exist.
+func (f *Fam) dropLostVolatileRegions() {
+	for _, r := range f.store.Regions() {
+		if MemoryType(r.MemoryType) != Volatile {
+			continue
+		}
+		if _, err := os.Stat(f.regionPath(r)); errors.Is(err, os.ErrNotExist) {
+			_ = f.store.DeleteRegion(r.ID)
+		}
+	}
+}
+
+func (f *Fam) regionPath(r metadata.Region) string {
+	if MemoryType(r.MemoryType) == Persistent {
+		return filepath.Join(f.opts.DataDir, "regions", fmt.Sprintf("%d.heap", r.ID))
+	}
+	return filepath.Join(f.opts.ShmDir, fmt.Sprintf("%s-%d.heap", f.storeID, r.ID))
+}
+
+// check returns CodeInvalid once the instance is finalized.
+func (f *Fam) check(op string) error {
+	if f == nil || f.closed.Load() {
+		return Errorf(CodeInvalid, op, "OpenFAM is not initialized (call fam_initialize first, not after fam_finalize)")
+	}
+	return nil
+}
+
+// Finalize waits for outstanding operations, releases every handle, unmaps
+// every region and closes the store. Handles used afterwards fail with
+// CodeInvalid. A second call fails with CodeInvalid.
+func (f *Fam) Finalize() error {
+	if err := f.check("fam_finalize"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	ctxs := make([]*Context, 0, len(f.contexts)+1)
+	ctxs = append(ctxs, f.def)
+	for c := range f.contexts {
+		ctxs = append(ctxs, c)
+	}
+	f.mu.Unlock()
+	var firstErr error
+	for _, c := range ctxs {
+		if err := c.Quiet(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if !f.closed.CompareAndSwap(false, true) {
+		return Errorf(CodeInvalid, "fam_finalize", "already finalized")
+	}
+	f.mu.Lock()
+	var notify []*Item
+	for _, set := range f.items {
+		for it := range set {
+			it.state.Store(stateClosed)
+			notify = append(notify, it)
+		}
+	}
+	for it := range f.lazy {
+		it.state.Store(stateClosed)
+		notify = append(notify, it)
+	}
+	for _, set := range f.rhandles {
+		for r := range set {
+			r.state.Store(stateClosed)
+		}
+	}
+	for _, rs := range f.regions {
+		rs.close()
+	}
+	for _, rs := range f.graveyard {
+		rs.close()
+	}
+	f.graveyard = nil
+	f.items, f.lazy, f.rhandles, f.regions = nil, nil, nil, nil
+	f.mu.Unlock()
+	for _, it := range notify {
+		it.unmapAll()
+		it.fire()
+	}
+	if err := f.store.Close(); err != nil && firstErr == nil {
+		firstErr = Errorf(CodeMetadata, "fam_finalize", "closing the metadata store: %v", err)
+	}
+	return firstErr
+}
+
+// PEID returns this PE's rank in the job (0 when run alone).
+func (f *Fam) PEID() int { return f.peID }
+
+// PECount returns the number of PEs in the job (1 when run alone).
+func (f *Fam) PECount() int { return f.peCount }
+
+// Barrier waits until every PE of the job has called Barrier. Alone it
+// returns at once. Multi-PE jobs need the famrun launcher's barrier service,
+// which this embedded instance does not have: they get CodeUnimplemented.
+func (f *Fam) Barrier() error {
+	if err := f.check("fam_barrier_all"); err != nil {
+		return err
+	}
+	if err := f.def.Quiet(); err != nil {
+		return err
+	}
+	if f.peCount <= 1 {
+		return nil
+	}
+	return Errorf(CodeUnimplemented, "fam_barrier_all", "a barrier across %d PEs needs a launcher service; this build serves single-PE jobs only", f.peCount)
+}
+
+// Abort ends the job with status. Alone, it flushes what it can and exits
+// the process; it returns only if the instance is not initialized.
+func (f *Fam) Abort(status int) error {
+	if err := f.check("fam_abort"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	for _, rs := range f.regions {
+		rs.sync()
+	}
+	f.mu.Unlock()
+	os.Exit(status)
+	return nil
+}
+
+// Option returns the value of an OpenFAM option: an int for PE_ID and
+// PE_COUNT, a uint64 for LOC_BUF_SIZE, a string otherwise. Unknown names
+// fail with CodeInvalid.
+func (f *Fam) Option(name string) (any, error) {
+	if err := f.check("fam_get_option"); err != nil {
+		return nil, err
+	}
+	switch name {
+	case "VERSION":
+		return APIVersion, nil
+	case "PE_ID":
+		return f.peID, nil
+	case "PE_COUNT":
+		return f.peCount, nil
+	}
+	def, ok := optionDefaults[name]
+	if !ok {
+		return nil, Errorf(CodeInvalid, "fam_get_option", "unknown option %q (fam_list_options lists the names)", name)
+	}
+	v, set := f.opts.Settings[name]
+	if !set {
+		v = def
+	}
+	if name == "FAM_DEFAULT_MEMORY_TYPE" && !set {
+		v = "volatile"
+		if f.opts.DefaultMemoryType == Persistent {
+			v = "persistent"
+		}
+	}
+	if name == "LOC_BUF_SIZE" {
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			return uint64(0), nil
+		}
+		return n, nil
+	}
+	return v, nil
+}

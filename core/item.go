@@ -1,0 +1,535 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gofam/openfam/core/metadata"
+)
+
+// Item is a handle on a data item (fam_desc_t). Several handles may name one
+// item; each is released by Close, Deallocate or Finalize.
+type Item struct {
+	f     *Fam
+	g     GlobalDesc
+	state atomic.Int32
+	view  atomic.Pointer[itemView]
+
+	wmu   sync.Mutex // watch and maps
+	watch func()
+	maps  map[uintptr][]byte // fam_map mappings by item address -> whole mapping
+}
+
+// itemView is what the data path needs, replaced as a whole (never
+// mutated) when rights or the region's mapping change.
+type itemView struct {
+	mem    []byte // the item's bytes in the region mapping
+	rights Rights
+	rs     *regionState
+}
+
+// effective returns the mode and owner that govern an item: its region's
+// with region-level permissions, its own otherwise.
+func effective(reg metadata.Region, it metadata.Item) (mode, uid, gid uint32) {
+	if PermLevel(reg.PermLevel) == PermDataItem {
+		return it.Mode, it.UID, it.GID
+	}
+	return reg.Mode, reg.UID, reg.GID
+}
+
+// makeView computes the view of item rec. Caller holds f.mu.
+func (f *Fam) makeViewLocked(rec metadata.Item) (*itemView, error) {
+	rs, err := f.regionLocked(rec.RegionID)
+	if err != nil {
+		return nil, err
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	mode, uid, gid := effective(rs.rec, rec)
+	end := rec.Offset + rec.Size
+	return &itemView{mem: rs.mem[rec.Offset:end:end], rights: rightsFor(mode, uid, gid, f.uid, f.gid), rs: rs}, nil
+}
+
+func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
+	it := &Item{f: f, g: GlobalDesc{RegionID: rec.RegionID, Offset: rec.Offset}}
+	it.view.Store(v)
+	key := itemKey{rec.RegionID, rec.Offset}
+	set := f.items[key]
+	if set == nil {
+		set = map[*Item]struct{}{}
+		f.items[key] = set
+	}
+	set[it] = struct{}{}
+	return it
+}
+
+// Allocate makes a data item of n bytes in the region, owned by the caller
+// with the given mode bits, and returns a handle on it. name "" makes an
+// unnamed item, reachable only through its global descriptor. The bytes
+// start zeroed. The caller needs write permission on the region. Errors:
+// CodeInvalid, CodeNameTooLong, CodeExists (name taken in this region),
+// CodeNoSpace (no free block large enough), CodeNoPerm.
+func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
+	const op = "fam_allocate"
+	rec, err := r.record(op)
+	if err != nil {
+		return nil, err
+	}
+	if name != "" {
+		if err := checkName(op, "data item", name); err != nil {
+			return nil, err
+		}
+	}
+	if n == 0 {
+		return nil, Errorf(CodeInvalid, op, "data item size is 0")
+	}
+	f := r.f
+	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid)&RightWrite == 0 {
+		return nil, Errorf(CodeNoPerm, op, "no write permission on region %q (mode %#o)", rec.Name, rec.Mode)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed.Load() {
+		return nil, f.check(op)
+	}
+	rs, err := f.regionLocked(r.id)
+	if err != nil {
+		return nil, Errorf(CodeResource, op, "%v", err)
+	}
+	rs.mu.Lock()
+	off, err := rs.alloc.Alloc(n)
+	if err != nil {
+		rs.mu.Unlock()
+		return nil, Errorf(CodeNoSpace, op, "region %q has no free block of %d bytes (%d of %d bytes free, possibly fragmented)", rec.Name, n, rs.alloc.FreeBytes(), rs.alloc.Size())
+	}
+	irec := metadata.Item{RegionID: r.id, Offset: off, Size: n, Name: name, Mode: mode & 0o777,
+		UID: f.uid, GID: f.gid, Created: time.Now().UnixNano()}
+	if err := f.store.PutItem(irec); err != nil {
+		_ = rs.alloc.Free(off, n)
+		rs.mu.Unlock()
+		return nil, storeErr(op, "data item", name+" in region "+rec.Name, err)
+	}
+	zero(rs, off, n)
+	rs.mu.Unlock()
+	v, err := f.makeViewLocked(irec)
+	if err != nil {
+		return nil, Errorf(CodeResource, op, "%v", err)
+	}
+	return f.newItemLocked(irec, v), nil
+}
+
+// zero clears a fresh block so no item sees a predecessor's bytes. Large
+// blocks have their pages punched out of the file, which is cheaper than
+// writing zeros and gives the memory back.
+func zero(rs *regionState, off, n uint64) {
+	const page = 4096
+	mem := rs.mem[off : off+n]
+	if n >= 1<<20 {
+		lo := (off + page - 1) &^ (page - 1)
+		hi := (off + n) &^ (page - 1)
+		if hi > lo && unix.Fallocate(int(rs.file.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(lo), int64(hi-lo)) == nil {
+			clear(mem[:lo-off])
+			clear(mem[hi-off:])
+			return
+		}
+	}
+	clear(mem)
+}
+
+// Lookup returns a handle on the item called item in the region called
+// region. The caller needs read or write permission on the item. Errors:
+// CodeNotFound, CodeNoPerm, CodeInvalid, CodeNameTooLong.
+func (f *Fam) Lookup(item, region string) (*Item, error) {
+	const op = "fam_lookup"
+	if err := f.check(op); err != nil {
+		return nil, err
+	}
+	if err := checkName(op, "data item", item); err != nil {
+		return nil, err
+	}
+	if err := checkName(op, "region", region); err != nil {
+		return nil, err
+	}
+	reg, err := f.store.RegionByName(region)
+	if err != nil {
+		return nil, storeErr(op, "region", region, err)
+	}
+	rec, err := f.store.ItemByName(reg.ID, item)
+	if err != nil {
+		return nil, storeErr(op, "data item", item+" in region "+region, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed.Load() {
+		return nil, f.check(op)
+	}
+	v, err := f.makeViewLocked(rec)
+	if err != nil {
+		return nil, Errorf(CodeResource, op, "%v", err)
+	}
+	if v.rights == 0 {
+		return nil, Errorf(CodeNoPerm, op, "no read or write permission on data item %q in region %q", item, region)
+	}
+	return f.newItemLocked(rec, v), nil
+}
+
+// ItemFromGlobal returns a handle on the item named by g, possibly made by
+// another process. It is resolved and permission-checked on first use, which
+// fails with CodeNotFound or CodeNoPerm as Lookup would.
+func (f *Fam) ItemFromGlobal(g GlobalDesc) (*Item, error) {
+	const op = "fam_desc_from_global"
+	if err := f.check(op); err != nil {
+		return nil, err
+	}
+	if g.Offset == RegionOffset {
+		return nil, Errorf(CodeInvalid, op, "global descriptor {%d, region} names a region, not a data item", g.RegionID)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed.Load() {
+		return nil, f.check(op)
+	}
+	it := &Item{f: f, g: g}
+	it.state.Store(stateLazy)
+	f.lazy[it] = struct{}{}
+	return it, nil
+}
+
+// resolve turns a lazy handle into an open one.
+func (it *Item) resolve(op string) error {
+	f := it.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch it.state.Load() {
+	case stateOpen:
+		return nil
+	case stateClosed:
+		return Errorf(CodeInvalid, op, "data item handle was released (closed, deallocated or finalized)")
+	}
+	rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset)
+	if err != nil {
+		return Errorf(CodeNotFound, op, "no data item at global descriptor {%d, %d}", it.g.RegionID, it.g.Offset)
+	}
+	v, err := f.makeViewLocked(rec)
+	if err != nil {
+		return Errorf(CodeResource, op, "%v", err)
+	}
+	if v.rights == 0 {
+		return Errorf(CodeNoPerm, op, "no read or write permission on data item {%d, %d}", it.g.RegionID, it.g.Offset)
+	}
+	it.view.Store(v)
+	delete(f.lazy, it)
+	key := itemKey{rec.RegionID, rec.Offset}
+	if f.items[key] == nil {
+		f.items[key] = map[*Item]struct{}{}
+	}
+	f.items[key][it] = struct{}{}
+	it.state.Store(stateOpen)
+	return nil
+}
+
+// use returns the handle's view after checking it is usable and has need.
+// This is the data path's only gate, so it stays short.
+func (it *Item) use(op string, need Rights) (*itemView, error) {
+	if it == nil {
+		return nil, Errorf(CodeInvalid, op, "data item handle is NULL")
+	}
+	for {
+		switch it.state.Load() {
+		case stateOpen:
+			v := it.view.Load()
+			if v.rights&need != need {
+				return nil, Errorf(CodeNoPerm, op, "%s permission denied on data item {%d, %d}", needWord(need), it.g.RegionID, it.g.Offset)
+			}
+			return v, nil
+		case stateLazy:
+			if err := it.f.check(op); err != nil {
+				return nil, err
+			}
+			if err := it.resolve(op); err != nil {
+				return nil, err
+			}
+		default:
+			if err := it.f.check(op); err != nil {
+				return nil, err
+			}
+			return nil, Errorf(CodeInvalid, op, "data item handle was released (closed, deallocated or finalized)")
+		}
+	}
+}
+
+func needWord(r Rights) string {
+	switch r {
+	case RightRead:
+		return "read"
+	case RightWrite:
+		return "write"
+	}
+	return "read and write"
+}
+
+// record returns the item's metadata, resolving the handle.
+func (it *Item) record(op string) (metadata.Item, error) {
+	if _, err := it.use(op, 0); err != nil {
+		return metadata.Item{}, err
+	}
+	rec, err := it.f.store.ItemAt(it.g.RegionID, it.g.Offset)
+	if err != nil {
+		return rec, Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
+	}
+	return rec, nil
+}
+
+// Global returns the item's global descriptor.
+func (it *Item) Global() (GlobalDesc, error) {
+	if it == nil {
+		return GlobalDesc{}, Errorf(CodeInvalid, "fam_desc_global", "data item handle is NULL")
+	}
+	if err := it.f.check("fam_desc_global"); err != nil {
+		return GlobalDesc{}, err
+	}
+	if it.state.Load() == stateClosed {
+		return GlobalDesc{}, Errorf(CodeInvalid, "fam_desc_global", "data item handle was released")
+	}
+	return it.g, nil
+}
+
+// Stat describes the item (Attr is zero, as in OpenFAM).
+func (it *Item) Stat() (Stat, error) {
+	const op = "fam_stat"
+	rec, err := it.record(op)
+	if err != nil {
+		return Stat{}, err
+	}
+	reg, err := it.f.store.RegionByID(rec.RegionID)
+	if err != nil {
+		return Stat{}, Errorf(CodeNotFound, op, "region %d no longer exists", rec.RegionID)
+	}
+	return Stat{Size: rec.Size, Mode: rec.Mode, Name: rec.Name, UID: rec.UID, GID: rec.GID,
+		NumServers: uint64(len(reg.Servers)), InterleaveSize: reg.InterleaveSize,
+		Servers: append([]uint64(nil), reg.Servers...)}, nil
+}
+
+// Close releases this handle; the item stays.
+func (it *Item) Close() error {
+	const op = "fam_close"
+	if it == nil {
+		return Errorf(CodeInvalid, op, "data item handle is NULL")
+	}
+	if err := it.f.check(op); err != nil {
+		return err
+	}
+	f := it.f
+	f.mu.Lock()
+	if it.state.Load() == stateClosed {
+		f.mu.Unlock()
+		return Errorf(CodeInvalid, op, "data item handle was already released")
+	}
+	it.state.Store(stateClosed)
+	delete(f.lazy, it)
+	if set := f.items[itemKey{it.g.RegionID, it.g.Offset}]; set != nil {
+		delete(set, it)
+		if len(set) == 0 {
+			delete(f.items, itemKey{it.g.RegionID, it.g.Offset})
+		}
+	}
+	f.mu.Unlock()
+	it.unmapAll()
+	it.fire()
+	return nil
+}
+
+// Deallocate frees the item's memory and name and releases every handle on
+// it. The caller needs write permission on the item.
+func (it *Item) Deallocate() error {
+	const op = "fam_deallocate"
+	if _, err := it.use(op, RightWrite); err != nil {
+		return err
+	}
+	f := it.f
+	f.mu.Lock()
+	rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset)
+	if err != nil {
+		f.mu.Unlock()
+		return Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
+	}
+	if err := f.store.DeleteItem(rec.RegionID, rec.Offset); err != nil {
+		f.mu.Unlock()
+		return storeErr(op, "data item", rec.Name, err)
+	}
+	if rs := f.regions[rec.RegionID]; rs != nil {
+		rs.mu.Lock()
+		_ = rs.alloc.Free(rec.Offset, rec.Size)
+		rs.mu.Unlock()
+	}
+	key := itemKey{rec.RegionID, rec.Offset}
+	var notify []*Item
+	for h := range f.items[key] {
+		h.state.Store(stateClosed)
+		notify = append(notify, h)
+	}
+	delete(f.items, key)
+	for h := range f.lazy {
+		if h.g == it.g {
+			h.state.Store(stateClosed)
+			delete(f.lazy, h)
+			notify = append(notify, h)
+		}
+	}
+	f.mu.Unlock()
+	for _, h := range notify {
+		h.unmapAll()
+		h.fire()
+	}
+	return nil
+}
+
+// ChangePermissions sets the item's mode bits. Only its owner may. Every
+// open handle on the item sees the new rights at once.
+func (it *Item) ChangePermissions(mode uint32) error {
+	const op = "fam_change_permissions"
+	rec, err := it.record(op)
+	if err != nil {
+		return err
+	}
+	f := it.f
+	if rec.UID != f.uid {
+		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change the permissions of data item {%d, %d}", rec.UID, rec.RegionID, rec.Offset)
+	}
+	rec.Mode = mode & 0o777
+	f.mu.Lock()
+	if err := f.store.UpdateItem(rec); err != nil {
+		f.mu.Unlock()
+		return storeErr(op, "data item", rec.Name, err)
+	}
+	var notify []*Item
+	for h := range f.items[itemKey{rec.RegionID, rec.Offset}] {
+		notify = append(notify, h)
+	}
+	f.mu.Unlock()
+	for _, h := range notify {
+		h.refresh()
+	}
+	return nil
+}
+
+// refresh recomputes the view after a permission change or a remap.
+func (it *Item) refresh() {
+	f := it.f
+	f.mu.Lock()
+	if it.state.Load() == stateOpen {
+		if rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset); err == nil {
+			if v, err := f.makeViewLocked(rec); err == nil {
+				it.view.Store(v)
+			}
+		}
+	}
+	f.mu.Unlock()
+	it.fire()
+}
+
+// Watch registers fn to be called, with no library lock held, whenever what
+// Local reports may have changed: rights, the region's mapping, or the
+// handle's validity. One watcher per handle; the last one set wins.
+func (it *Item) Watch(fn func()) {
+	it.wmu.Lock()
+	it.watch = fn
+	it.wmu.Unlock()
+}
+
+func (it *Item) fire() {
+	it.wmu.Lock()
+	fn := it.watch
+	it.wmu.Unlock()
+	if fn != nil {
+		fn()
+	}
+}
+
+// Local reports where the item's bytes are mapped in this process, for
+// callers (the C library) that access them directly. ok is false when the
+// handle is released or cannot be resolved. The address stays valid until
+// Finalize, but the answer changes (see Watch).
+func (it *Item) Local() (base unsafe.Pointer, size uint64, rights Rights, ok bool) {
+	v, err := it.use("fam_local", 0)
+	if err != nil || len(v.mem) == 0 {
+		return nil, 0, 0, false
+	}
+	return unsafe.Pointer(unsafe.SliceData(v.mem)), uint64(len(v.mem)), v.rights, true
+}
+
+// Map maps the item into this process and returns its bytes: writable with
+// write permission, read-only otherwise (writing then faults, as with
+// mmap). The mapping lives until Unmap, Close, Deallocate or Finalize.
+func (it *Item) Map() ([]byte, error) {
+	const op = "fam_map"
+	v, err := it.use(op, RightRead)
+	if err != nil {
+		return nil, err
+	}
+	prot := unix.PROT_READ
+	if v.rights&RightWrite != 0 {
+		prot |= unix.PROT_WRITE
+	}
+	const page = 4096
+	off := it.g.Offset
+	lo := off &^ (page - 1)
+	hi := (off + uint64(len(v.mem)) + page - 1) &^ (page - 1)
+	v.rs.mu.Lock()
+	file := v.rs.file
+	var m []byte
+	if file == nil {
+		err = unix.EBADF
+	} else {
+		m, err = unix.Mmap(int(file.Fd()), int64(lo), int(hi-lo), prot, unix.MAP_SHARED)
+	}
+	v.rs.mu.Unlock()
+	if err != nil {
+		return nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, off, err)
+	}
+	b := m[off-lo : off-lo+uint64(len(v.mem)) : off-lo+uint64(len(v.mem))]
+	it.wmu.Lock()
+	if it.maps == nil {
+		it.maps = map[uintptr][]byte{}
+	}
+	it.maps[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = m
+	it.wmu.Unlock()
+	return b, nil
+}
+
+// Unmap removes a mapping made by Map; p is the address of its first byte.
+// Errors: CodeInvalid if p is not a live mapping of this handle.
+func (it *Item) Unmap(p unsafe.Pointer) error {
+	const op = "fam_unmap"
+	if it == nil {
+		return Errorf(CodeInvalid, op, "data item handle is NULL")
+	}
+	if err := it.f.check(op); err != nil {
+		return err
+	}
+	it.wmu.Lock()
+	m, ok := it.maps[uintptr(p)]
+	delete(it.maps, uintptr(p))
+	it.wmu.Unlock()
+	if !ok {
+		return Errorf(CodeInvalid, op, "address %p is not a mapping of this data item made by fam_map", p)
+	}
+	if err := unix.Munmap(m); err != nil {
+		return Errorf(CodeMemory, op, "%v", err)
+	}
+	return nil
+}
+
+func (it *Item) unmapAll() {
+	it.wmu.Lock()
+	maps := it.maps
+	it.maps = nil
+	it.wmu.Unlock()
+	for _, m := range maps {
+		_ = unix.Munmap(m)
+	}
+}

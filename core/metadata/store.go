@@ -1,0 +1,825 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultTimeout            = 2 * time.Second
+	DefaultCheckpointInterval = 200 * time.Millisecond
+	DefaultCheckpointBytes    = 4 << 20
+)
+
+// bbolt bucket names.
+var (
+	bucketRegions = []byte("regions") // region ID -> region record; its sequence is the ID counter
+	bucketItems   = []byte("items")   // region ID -> bucket of offset -> item record
+)
+
+// Options tunes a Store. The zero value is usable.
+type Options struct {
+	// NoSync skips the fsync of bbolt commits (bolt.Options.NoSync): region
+	// changes and checkpoints then survive a process crash but not a power
+	// loss.
+	NoSync bool
+	// SyncJournal fdatasyncs the journal after every item change, so item
+	// changes survive a power loss too (at the cost of a disk flush each).
+	SyncJournal bool
+	// Timeout bounds the wait for the file lock of another process
+	// (default DefaultTimeout).
+	Timeout time.Duration
+	// CheckpointInterval is how often pending item changes are folded into
+	// bbolt (default DefaultCheckpointInterval).
+	CheckpointInterval time.Duration
+	// CheckpointBytes starts a checkpoint early once the journal grows past
+	// this size (default DefaultCheckpointBytes).
+	CheckpointBytes int64
+}
+
+type itemKey struct{ region, offset uint64 }
+
+// regionState is one region with its items. names indexes the named items.
+type regionState struct {
+	r     Region
+	items map[uint64]Item
+	names map[string]uint64
+}
+
+// pendingOp is an item change made since the last checkpoint snapshot; for
+// del only the key matters.
+type pendingOp struct {
+	del  bool
+	item Item
+}
+
+// pendingSet holds pending changes by region, then offset, so that
+// DeleteRegion can drop a region's changes at once.
+type pendingSet map[uint64]map[uint64]pendingOp
+
+func (p pendingSet) add(op pendingOp) {
+	m := p[op.item.RegionID]
+	if m == nil {
+		m = make(map[uint64]pendingOp)
+		p[op.item.RegionID] = m
+	}
+	m[op.item.Offset] = op
+}
+
+// Store is the metadata catalogue: an in-memory copy of every region and
+// item, a journal of item changes, and a bbolt checkpoint. See the package
+// documentation for the design. All methods are safe for concurrent use.
+type Store struct {
+	dir  string
+	opts Options
+
+	// mu guards the catalogue, the pending set and the active journal; item
+	// changes write their journal record while holding it so the journal
+	// order is the order the catalogue saw.
+	mu          sync.RWMutex
+	closed      bool
+	jerr        error // set when the journal is unusable; item changes fail with it
+	regions     map[uint64]*regionState
+	regionNames map[string]uint64
+	pending     pendingSet
+	j           *journal
+
+	// ckptMu serialises checkpoints and guards oldExists and dbClosed; it
+	// is taken before mu, never while holding it.
+	ckptMu    sync.Mutex
+	oldExists bool // metadata.journal.old holds records not yet in bbolt
+	dbClosed  bool
+	db        *bolt.DB
+
+	kick chan struct{} // asks the checkpointer for an early checkpoint
+	stop chan struct{}
+	done chan struct{}
+}
+
+// testHooks lets tests stop a checkpoint at its crash points or make its
+// commit fail. Set only before Open; nil in production.
+var testHooks struct {
+	afterRotate func()
+	commit      func() error
+	afterCommit func()
+}
+
+// Open opens (creating if needed) the store in dir: the directory with mode
+// 0700, metadata.db and journal files with mode 0600. It loads the bbolt
+// checkpoint, replays any journals left by a crash, folds them into bbolt,
+// and starts the background checkpointer. Only one process may have a store
+// open: if another holds it past opts.Timeout, Open returns an error that
+// wraps ErrLocked and names the file. A journal record whose checksum is good
+// but whose content is invalid, or an invalid bbolt record, gives ErrCorrupt.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if opts.CheckpointBytes <= 0 {
+		opts.CheckpointBytes = DefaultCheckpointBytes
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("metadata: create %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, dbFile)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("metadata: %s: no lock after %v: %w", path, opts.Timeout, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("metadata: open %s: %w", path, err)
+	}
+	s := &Store{
+		dir:         dir,
+		opts:        opts,
+		db:          db,
+		regions:     make(map[uint64]*regionState),
+		regionNames: make(map[string]uint64),
+		pending:     make(pendingSet),
+		kick:        make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	go s.checkpointer()
+	return s, nil
+}
+
+// load reads bbolt into memory, replays the journals over it, commits the
+// result and leaves an empty active journal.
+func (s *Store) load() error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		rb, err := tx.CreateBucketIfNotExists(bucketRegions)
+		if err != nil {
+			return err
+		}
+		ib, err := tx.CreateBucketIfNotExists(bucketItems)
+		if err != nil {
+			return err
+		}
+		return rb.ForEach(func(k, v []byte) error {
+			r, err := decodeRegion(v)
+			if err != nil {
+				return err
+			}
+			rs := &regionState{r: r, items: make(map[uint64]Item)}
+			s.regions[r.ID] = rs
+			s.regionNames[r.Name] = r.ID
+			b := ib.Bucket(u64key(r.ID))
+			if b == nil {
+				return nil
+			}
+			return b.ForEach(func(k, v []byte) error {
+				it, err := decodeItem(v)
+				if err != nil {
+					return err
+				}
+				rs.items[it.Offset] = it
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("metadata: load %s: %w", s.dir, err)
+	}
+
+	// Replay may pass through states that clash on names with the loaded
+	// ones (bbolt can already hold later changes than an old journal), so
+	// it works on offsets only and the name indexes are rebuilt after.
+	replay := func(op journalOp) {
+		rs := s.regions[op.item.RegionID]
+		if rs == nil {
+			return // its region was deleted after the record was written
+		}
+		if op.del {
+			delete(rs.items, op.item.Offset)
+		} else {
+			rs.items[op.item.Offset] = op.item
+		}
+		s.pending.add(pendingOp{del: op.del, item: op.item})
+	}
+	for _, name := range []string{oldJournal, journalFile} {
+		if err := readJournal(filepath.Join(s.dir, name), replay); err != nil {
+			return err
+		}
+	}
+	for _, rs := range s.regions {
+		rs.names = make(map[string]uint64)
+		for off, it := range rs.items {
+			if it.Name != "" {
+				rs.names[it.Name] = off
+			}
+		}
+	}
+
+	if err := s.commit(s.pending); err != nil {
+		return fmt.Errorf("metadata: checkpoint replayed journal: %w", err)
+	}
+	s.pending = make(pendingSet)
+	for _, name := range []string{oldJournal, newJournal} {
+		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("metadata: %w", err)
+		}
+	}
+	j, err := openJournal(filepath.Join(s.dir, journalFile), s.opts.SyncJournal, true)
+	if err != nil {
+		return fmt.Errorf("metadata: open journal: %w", err)
+	}
+	s.j = j
+	if s.opts.SyncJournal {
+		if err := syncDir(s.dir); err != nil {
+			j.close()
+			return fmt.Errorf("metadata: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close stops the checkpointer, folds all pending item changes into bbolt
+// and releases the files and the lock. The first call returns the error of
+// that final checkpoint, if any (the journal is then kept on disk and the
+// next Open replays it); later calls return ErrClosed. Calls made after
+// Close return ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("metadata: close: %w", ErrClosed)
+	}
+	s.closed = true
+	s.mu.Unlock()
+
+	close(s.stop)
+	<-s.done
+	err := s.checkpoint()
+
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	s.dbClosed = true
+	s.mu.Lock()
+	jerr := s.j.close()
+	s.mu.Unlock()
+	if err == nil {
+		err = jerr
+	}
+	if derr := s.db.Close(); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// checkpointer runs checkpoints on the interval, on request, until Close.
+func (s *Store) checkpointer() {
+	defer close(s.done)
+	t := time.NewTicker(s.opts.CheckpointInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		case <-s.kick:
+		}
+		// A failure leaves the changes pending and their journals on
+		// disk; the next round retries, and Close reports the last one.
+		_ = s.checkpoint()
+	}
+}
+
+// Checkpoint folds all item changes made so far into bbolt in one
+// transaction and discards the journal they were in. The background
+// checkpointer does this on its own; call it to bound replay work before a
+// planned stop. Returns ErrClosed after Close.
+func (s *Store) Checkpoint() error {
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return fmt.Errorf("metadata: checkpoint: %w", ErrClosed)
+	}
+	return s.checkpoint()
+}
+
+// checkpoint rotates the journal, commits the pending changes of the rotated
+// part, then deletes it. At every crash point the journals on disk, replayed
+// in order over bbolt, give the latest state: before the commit bbolt lacks
+// exactly what the old journal holds; after it, replaying the old journal
+// again only rewrites what bbolt already has.
+func (s *Store) checkpoint() error {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	if s.dbClosed {
+		return fmt.Errorf("metadata: checkpoint: %w", ErrClosed)
+	}
+
+	s.mu.Lock()
+	if s.jerr != nil {
+		s.mu.Unlock()
+		return s.jerr
+	}
+	if s.j.size == 0 && !s.oldExists {
+		s.mu.Unlock()
+		return nil
+	}
+	if err := s.rotateLocked(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	snap := s.pending
+	s.pending = make(pendingSet)
+	s.mu.Unlock()
+
+	if h := testHooks.afterRotate; h != nil {
+		h()
+	}
+	if err := s.commit(snap); err != nil {
+		// Put back what later changes have not superseded, so a retry
+		// commits it; the old journal still holds it on disk.
+		s.mu.Lock()
+		for rid, ops := range snap {
+			if s.regions[rid] == nil {
+				continue
+			}
+			for _, op := range ops {
+				if _, newer := s.pending[rid][op.item.Offset]; !newer {
+					s.pending.add(op)
+				}
+			}
+		}
+		s.mu.Unlock()
+		return fmt.Errorf("metadata: checkpoint: %w", err)
+	}
+	if h := testHooks.afterCommit; h != nil {
+		h()
+	}
+	if err := os.Remove(filepath.Join(s.dir, oldJournal)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// Harmless: the next checkpoint appends to it and commits again.
+		return fmt.Errorf("metadata: checkpoint: %w", err)
+	}
+	s.oldExists = false
+	if s.opts.SyncJournal {
+		if err := syncDir(s.dir); err != nil {
+			return fmt.Errorf("metadata: checkpoint: %w", err)
+		}
+	}
+	return nil
+}
+
+// rotateLocked makes the active journal's records part of the old journal
+// and starts an empty active journal. Holding mu keeps writers out, so the
+// pending set taken right after matches the old journal exactly. Called with
+// ckptMu and mu held.
+func (s *Store) rotateLocked() error {
+	active := filepath.Join(s.dir, journalFile)
+	old := filepath.Join(s.dir, oldJournal)
+	next := filepath.Join(s.dir, newJournal)
+	// The new file is made under a temporary name first so that a failure
+	// to create it leaves everything as it was.
+	nj, err := openJournal(next, s.opts.SyncJournal, true)
+	if err != nil {
+		return fmt.Errorf("metadata: rotate journal: %w", err)
+	}
+	if s.oldExists {
+		// A failed commit left records in the old journal; the active
+		// ones must follow them there.
+		err = appendFileTo(old, active, s.opts.SyncJournal)
+	} else {
+		err = os.Rename(active, old)
+	}
+	if err != nil {
+		nj.close()
+		os.Remove(next)
+		return fmt.Errorf("metadata: rotate journal: %w", err)
+	}
+	s.oldExists = true
+	if err := os.Rename(next, active); err != nil {
+		// The records are safe in the old journal, but the open file is
+		// no longer where replay looks; stop item changes until reopen.
+		nj.close()
+		s.jerr = fmt.Errorf("metadata: rotate journal: %w", err)
+		return s.jerr
+	}
+	s.j.close()
+	s.j = nj
+	if s.opts.SyncJournal {
+		// Records fdatasynced into the new file are only as durable as
+		// its directory entry.
+		if err := syncDir(s.dir); err != nil {
+			return fmt.Errorf("metadata: rotate journal: %w", err)
+		}
+	}
+	return nil
+}
+
+// commit writes pending item changes to bbolt in one transaction. Changes
+// for regions no longer in bbolt are dropped: DeleteRegion may have
+// committed after the snapshot was taken.
+func (s *Store) commit(p pendingSet) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if h := testHooks.commit; h != nil {
+		if err := h(); err != nil {
+			return err
+		}
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		ib := tx.Bucket(bucketItems)
+		for rid, ops := range p {
+			b := ib.Bucket(u64key(rid))
+			if b == nil {
+				continue
+			}
+			for off, op := range ops {
+				var err error
+				if op.del {
+					err = b.Delete(u64key(off))
+				} else {
+					err = b.Put(u64key(off), appendItem(nil, &op.item))
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) checkOpen(op string) error {
+	if s.closed {
+		return fmt.Errorf("metadata: %s: %w", op, ErrClosed)
+	}
+	return nil
+}
+
+// cloneRegion gives r its own Servers so callers cannot reach the store's
+// copy; an empty list becomes nil, as it comes back from bbolt.
+func cloneRegion(r Region) Region {
+	if len(r.Servers) == 0 {
+		r.Servers = nil
+	} else {
+		r.Servers = slices.Clone(r.Servers)
+	}
+	return r
+}
+
+// CreateRegion adds region r, committing it to bbolt before returning. The
+// store assigns r.ID (IDs are never reused, even after DeleteRegion) and sets
+// r.Created to now if it is 0; the stored region is returned. The name must
+// be non-empty; ErrExists if another region has it.
+func (s *Store) CreateRegion(r Region) (Region, error) {
+	if r.Name == "" {
+		return Region{}, errors.New("metadata: create region: empty name")
+	}
+	if err := errors.Join(checkLen("region name", len(r.Name)), checkLen("server list", len(r.Servers))); err != nil {
+		return Region{}, err
+	}
+	r = cloneRegion(r)
+	if r.Created == 0 {
+		r.Created = time.Now().UnixNano()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOpen("create region"); err != nil {
+		return Region{}, err
+	}
+	if _, taken := s.regionNames[r.Name]; taken {
+		return Region{}, fmt.Errorf("metadata: region %q: %w", r.Name, ErrExists)
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		rb := tx.Bucket(bucketRegions)
+		id, err := rb.NextSequence()
+		if err != nil {
+			return err
+		}
+		r.ID = id
+		if _, err := tx.Bucket(bucketItems).CreateBucketIfNotExists(u64key(id)); err != nil {
+			return err
+		}
+		return rb.Put(u64key(id), appendRegion(nil, &r))
+	})
+	if err != nil {
+		return Region{}, fmt.Errorf("metadata: create region %q: %w", r.Name, err)
+	}
+	s.regions[r.ID] = &regionState{r: r, items: make(map[uint64]Item), names: make(map[string]uint64)}
+	s.regionNames[r.Name] = r.ID
+	return cloneRegion(r), nil
+}
+
+// UpdateRegion replaces the stored region with ID r.ID by r, keeping the
+// stored Created, and commits it to bbolt before returning. It may rename
+// the region; ErrExists if another region has the new name, ErrNotFound if
+// there is no region r.ID.
+func (s *Store) UpdateRegion(r Region) error {
+	if r.Name == "" {
+		return errors.New("metadata: update region: empty name")
+	}
+	if err := errors.Join(checkLen("region name", len(r.Name)), checkLen("server list", len(r.Servers))); err != nil {
+		return err
+	}
+	r = cloneRegion(r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOpen("update region"); err != nil {
+		return err
+	}
+	rs := s.regions[r.ID]
+	if rs == nil {
+		return fmt.Errorf("metadata: region %d: %w", r.ID, ErrNotFound)
+	}
+	if id, taken := s.regionNames[r.Name]; taken && id != r.ID {
+		return fmt.Errorf("metadata: rename region %d to %q: %w", r.ID, r.Name, ErrExists)
+	}
+	r.Created = rs.r.Created
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRegions).Put(u64key(r.ID), appendRegion(nil, &r))
+	})
+	if err != nil {
+		return fmt.Errorf("metadata: update region %d: %w", r.ID, err)
+	}
+	delete(s.regionNames, rs.r.Name)
+	s.regionNames[r.Name] = r.ID
+	rs.r = r
+	return nil
+}
+
+// DeleteRegion removes region id and all its items, including item changes
+// not yet checkpointed, and commits that to bbolt before returning.
+// ErrNotFound if there is no such region.
+func (s *Store) DeleteRegion(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOpen("delete region"); err != nil {
+		return err
+	}
+	rs := s.regions[id]
+	if rs == nil {
+		return fmt.Errorf("metadata: region %d: %w", id, ErrNotFound)
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketItems).DeleteBucket(u64key(id)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+			return err
+		}
+		return tx.Bucket(bucketRegions).Delete(u64key(id))
+	})
+	if err != nil {
+		return fmt.Errorf("metadata: delete region %d: %w", id, err)
+	}
+	delete(s.regions, id)
+	delete(s.regionNames, rs.r.Name)
+	// Their journal records stay on disk until the next checkpoint, but
+	// replay drops items of regions that do not exist.
+	delete(s.pending, id)
+	return nil
+}
+
+// RegionByID returns region id, or ErrNotFound.
+func (s *Store) RegionByID(id uint64) (Region, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.checkOpen("region"); err != nil {
+		return Region{}, err
+	}
+	rs := s.regions[id]
+	if rs == nil {
+		return Region{}, fmt.Errorf("metadata: region %d: %w", id, ErrNotFound)
+	}
+	return cloneRegion(rs.r), nil
+}
+
+// RegionByName returns the region called name, or ErrNotFound.
+func (s *Store) RegionByName(name string) (Region, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.checkOpen("region"); err != nil {
+		return Region{}, err
+	}
+	id, ok := s.regionNames[name]
+	if !ok {
+		return Region{}, fmt.Errorf("metadata: region %q: %w", name, ErrNotFound)
+	}
+	return cloneRegion(s.regions[id].r), nil
+}
+
+// Regions returns all regions sorted by ID (nil after Close).
+func (s *Store) Regions() []Region {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil
+	}
+	out := make([]Region, 0, len(s.regions))
+	for _, rs := range s.regions {
+		out = append(out, cloneRegion(rs.r))
+	}
+	slices.SortFunc(out, func(a, b Region) int { return cmpU64(a.ID, b.ID) })
+	return out
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// logItemLocked journals an item change and, once it is written, adds it to
+// the pending set. Called with mu held.
+func (s *Store) logItemLocked(op pendingOp) error {
+	if s.jerr != nil {
+		return s.jerr
+	}
+	var b []byte
+	if op.del {
+		b = s.j.beginRecord(recDelete)
+		b = le.AppendUint64(b, op.item.RegionID)
+		b = le.AppendUint64(b, op.item.Offset)
+	} else {
+		b = s.j.beginRecord(recPut)
+		b = appendItem(b, &op.item)
+	}
+	if err := s.j.appendRecord(b); err != nil {
+		return err
+	}
+	s.pending.add(op)
+	if s.j.size >= s.opts.CheckpointBytes {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// PutItem adds a new item, durable against a process crash when it returns
+// (see Options.SyncJournal for power loss). Created is set to now if 0.
+// ErrNotFound if region it.RegionID does not exist; ErrExists if the region
+// already has an item at it.Offset or, for a non-empty name, an item called
+// it.Name.
+func (s *Store) PutItem(it Item) error {
+	if err := checkLen("item name", len(it.Name)); err != nil {
+		return err
+	}
+	if it.Created == 0 {
+		it.Created = time.Now().UnixNano()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOpen("put item"); err != nil {
+		return err
+	}
+	rs := s.regions[it.RegionID]
+	if rs == nil {
+		return fmt.Errorf("metadata: put item: region %d: %w", it.RegionID, ErrNotFound)
+	}
+	if _, ok := rs.items[it.Offset]; ok {
+		return fmt.Errorf("metadata: item at region %d offset %d: %w", it.RegionID, it.Offset, ErrExists)
+	}
+	if it.Name != "" {
+		if _, ok := rs.names[it.Name]; ok {
+			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
+		}
+	}
+	if err := s.logItemLocked(pendingOp{item: it}); err != nil {
+		return err
+	}
+	rs.items[it.Offset] = it
+	if it.Name != "" {
+		rs.names[it.Name] = it.Offset
+	}
+	return nil
+}
+
+// UpdateItem changes the Mode, Name and Size of the item at (it.RegionID,
+// it.Offset); its other fields are kept. Durable as PutItem. ErrNotFound if
+// there is no such item; ErrExists if another item in the region has the
+// new non-empty name.
+func (s *Store) UpdateItem(it Item) error {
+	if err := checkLen("item name", len(it.Name)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOpen("update item"); err != nil {
+		return err
+	}
+	rs := s.regions[it.RegionID]
+	if rs == nil {
+		return fmt.Errorf("metadata: update item: region %d: %w", it.RegionID, ErrNotFound)
+	}
+	cur, ok := rs.items[it.Offset]
+	if !ok {
+		return fmt.Errorf("metadata: item at region %d offset %d: %w", it.RegionID, it.Offset, ErrNotFound)
+	}
+	if it.Name != "" {
+		if off, ok := rs.names[it.Name]; ok && off != it.Offset {
+			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
+		}
+	}
+	oldName := cur.Name
+	cur.Mode, cur.Name, cur.Size = it.Mode, it.Name, it.Size
+	if err := s.logItemLocked(pendingOp{item: cur}); err != nil {
+		return err
+	}
+	rs.items[it.Offset] = cur
+	if oldName != "" {
+		delete(rs.names, oldName)
+	}
+	if cur.Name != "" {
+		rs.names[cur.Name] = cur.Offset
+	}
+	return nil
+}
+
+// DeleteItem removes the item at (regionID, offset). Durable as PutItem.
+// ErrNotFound if there is no such item.
+func (s *Store) DeleteItem(regionID, offset uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOpen("delete item"); err != nil {
+		return err
+	}
+	rs := s.regions[regionID]
+	if rs == nil {
+		return fmt.Errorf("metadata: delete item: region %d: %w", regionID, ErrNotFound)
+	}
+	cur, ok := rs.items[offset]
+	if !ok {
+		return fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
+	}
+	if err := s.logItemLocked(pendingOp{del: true, item: Item{RegionID: regionID, Offset: offset}}); err != nil {
+		return err
+	}
+	delete(rs.items, offset)
+	if cur.Name != "" {
+		delete(rs.names, cur.Name)
+	}
+	return nil
+}
+
+// ItemAt returns the item at (regionID, offset), or ErrNotFound.
+func (s *Store) ItemAt(regionID, offset uint64) (Item, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.checkOpen("item"); err != nil {
+		return Item{}, err
+	}
+	if rs := s.regions[regionID]; rs != nil {
+		if it, ok := rs.items[offset]; ok {
+			return it, nil
+		}
+	}
+	return Item{}, fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
+}
+
+// ItemByName returns the item called name in region regionID, or
+// ErrNotFound. The empty name never matches.
+func (s *Store) ItemByName(regionID uint64, name string) (Item, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.checkOpen("item"); err != nil {
+		return Item{}, err
+	}
+	if rs := s.regions[regionID]; rs != nil && name != "" {
+		if off, ok := rs.names[name]; ok {
+			return rs.items[off], nil
+		}
+	}
+	return Item{}, fmt.Errorf("metadata: item %q in region %d: %w", name, regionID, ErrNotFound)
+}
+
+// Items returns the items of region regionID sorted by offset; nil if the
+// region does not exist or the store is closed.
+func (s *Store) Items(regionID uint64) []Item {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rs := s.regions[regionID]
+	if s.closed || rs == nil {
+		return nil
+	}
+	out := make([]Item, 0, len(rs.items))
+	for _, it := range rs.items {
+		out = append(out, it)
+	}
+	slices.SortFunc(out, func(a, b Item) int { return cmpU64(a.Offset, b.Offset) })
+	return out
+}

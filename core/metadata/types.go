@@ -1,0 +1,39 @@
+package metadata
+
+import "errors"
+
+// Region describes one region (heap).
+type Region struct {
+	ID             uint64 // assigned by CreateRegion, never reused
+	Name           string
+	Size           uint64   // heap capacity in bytes
+	Mode           uint32   // permission bits (0o777 mask)
+	UID, GID       uint32   // owner
+	Redundancy     uint8    // values as fam_redundancy_level_t
+	MemoryType     uint8    // 1 volatile, 2 persistent (fam_memory_type_t)
+	Interleave     uint8    // fam_interleave_t
+	PermLevel      uint8    // 1 region, 2 data item (fam_permission_level_t)
+	InterleaveSize uint64   // bytes per stripe block (0: not striped)
+	Servers        []uint64 // memory server ids, in interleave order
+	Created        int64    // unix nanoseconds
+}
+
+// Item describes one data item. (RegionID, Offset) identifies it.
+type Item struct {
+	RegionID uint64
+	Offset   uint64 // byte offset of the item in its region heap
+	Size     uint64 // size asked for (the heap block may be larger)
+	Name     string // "" for unnamed items
+	Mode     uint32
+	UID, GID uint32
+	Created  int64
+}
+
+// Errors returned by Store methods.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	ErrLocked   = errors.New("metadata store is locked by another process")
+	ErrClosed   = errors.New("metadata store is closed")
+	ErrCorrupt  = errors.New("metadata store is corrupt")
+)

@@ -1,0 +1,119 @@
+package core
+
+import "math"
+
+// MemoryType says where a region's bytes live. Values equal fam_memory_type_t.
+type MemoryType uint8
+
+const (
+	MemoryDefault MemoryType = iota // the instance's default (Options.DefaultMemoryType)
+	Volatile                        // tmpfs: survives processes, not a reboot
+	Persistent                      // a disk file: survives reboots
+)
+
+// Interleave says whether items are striped over the region's memory
+// servers. Values equal fam_interleave_t.
+type Interleave uint8
+
+const (
+	InterleaveDefault Interleave = iota
+	InterleaveEnable
+	InterleaveDisable
+)
+
+// Redundancy is recorded with a region. Values equal fam_redundancy_level_t.
+type Redundancy uint8
+
+const (
+	RedundancyDefault Redundancy = iota
+	RedundancyNone
+	RAID1
+	RAID5
+)
+
+// PermLevel says whose mode bits govern a region's items: the region's
+// (PermRegion, the default) or each item's own. Values equal
+// fam_permission_level_t.
+type PermLevel uint8
+
+const (
+	PermDefault PermLevel = iota
+	PermRegion
+	PermDataItem
+)
+
+// RegionAttr are a region's non-functional properties.
+type RegionAttr struct {
+	Redundancy Redundancy
+	Memory     MemoryType
+	Interleave Interleave
+	PermLevel  PermLevel
+}
+
+// GlobalDesc names a region or item across processes and runs. A region's
+// descriptor has Offset == RegionOffset.
+type GlobalDesc struct{ RegionID, Offset uint64 }
+
+// RegionOffset is the Offset of a region's global descriptor.
+const RegionOffset = math.MaxUint64
+
+// Stat describes a region or item (fam_stat_t).
+type Stat struct {
+	Size           uint64
+	Mode           uint32
+	Name           string
+	UID, GID       uint32
+	Attr           RegionAttr // zero for items, as in OpenFAM
+	NumServers     uint64
+	InterleaveSize uint64
+	Servers        []uint64
+}
+
+// Rights are what the caller may do with an item.
+type Rights uint8
+
+const (
+	RightRead  Rights = 1
+	RightWrite Rights = 2
+)
+
+// NameMax is the longest region or item name in bytes.
+const NameMax = 40
+
+func checkName(op, what, name string) error {
+	if name == "" {
+		return Errorf(CodeInvalid, op, "%s name is empty", what)
+	}
+	if len(name) > NameMax {
+		return Errorf(CodeNameTooLong, op, "%s name %q is %d bytes; the limit is %d", what, name, len(name), NameMax)
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' || name[i] == 0 {
+			return Errorf(CodeInvalid, op, "%s name %q contains '/' or NUL", what, name)
+		}
+	}
+	return nil
+}
+
+// rightsFor applies POSIX-style mode bits: the owner class if uid matches,
+// else the group class if gid matches, else other. Root gets no bypass: the
+// bits are the contract.
+func rightsFor(mode, ouid, ogid, uid, gid uint32) Rights {
+	var bits uint32
+	switch {
+	case uid == ouid:
+		bits = mode >> 6
+	case gid == ogid:
+		bits = mode >> 3
+	default:
+		bits = mode
+	}
+	var r Rights
+	if bits&4 != 0 {
+		r |= RightRead
+	}
+	if bits&2 != 0 {
+		r |= RightWrite
+	}
+	return r
+}

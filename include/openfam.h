@@ -1,0 +1,584 @@
+/*
+ * openfam.h - the native C interface of libopenfam (OpenFAM in Go).
+ *
+ * One process-wide instance, like OpenSHMEM: call fam_initialize() once, then
+ * any function from any thread, then fam_finalize(). Names follow the methods
+ * of OpenFAM 3.2's openfam::fam class; overloads carry a suffix.
+ *
+ * Error model
+ *   Functions returning int return 0 on success or a negative error code
+ *   (-FAM_EINVAL, -FAM_ENOTFOUND, ...). Functions returning a handle or a
+ *   pointer return NULL on failure. After any failure fam_errcode() gives the
+ *   positive FAM_E* code and fam_errmsg() a message, both thread-local and kept
+ *   until the next failure on that thread.
+ *
+ * Handles
+ *   fam_region_t, fam_desc_t, fam_ctx_t and fam_wait_t are opaque. They are
+ *   owned by the library and released by the matching call (fam_close,
+ *   fam_deallocate, fam_destroy_region, fam_context_close, the *_wait calls)
+ *   or by fam_finalize. A released, NULL or foreign handle is rejected with
+ *   FAM_EINVAL; it never crashes the program.
+ *
+ * Memory passed in ("local" buffers, index arrays, names) stays owned by the
+ * caller and is not retained after the call returns, except that a
+ * non-blocking call may read or write its local buffer until the next
+ * fam_quiet() (or fam_ctx_quiet() on its context).
+ *
+ * Atomics require the offset to be a multiple of the operand size.
+ */
+#ifndef OPENFAM_H
+#define OPENFAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPENFAM_API_VERSION "3.2.0"   /* the OpenFAM API this library matches */
+#define OPENFAM_NAME_MAX 40           /* longest region or data item name, bytes */
+
+/* Error codes: absolute values equal OpenFAM 3.2's Fam_Error numbers. */
+#define FAM_EUNKNOWN 1
+#define FAM_ENOPERM 2
+#define FAM_ETIMEOUT 3
+#define FAM_EINVAL 4
+#define FAM_ELIBFABRIC 5
+#define FAM_ESHM 6
+#define FAM_ENOTCREATED 7
+#define FAM_ENOTFOUND 8
+#define FAM_EEXIST 9
+#define FAM_EALLOCATOR 10
+#define FAM_ERPC 11
+#define FAM_EPMI 12
+#define FAM_ERANGE 13
+#define FAM_ENOSPACE 14
+#define FAM_ENULLPTR 15
+#define FAM_EUNIMPL 16
+#define FAM_ERESOURCE 17
+#define FAM_EINVALIDOP 18
+#define FAM_ERPCCLIENTNOTFOUND 19
+#define FAM_EMEMSERVLISTEMPTY 20
+#define FAM_EMETADATA 21
+#define FAM_EMEMORY 22
+#define FAM_ENAMETOOLONG 23
+#define FAM_EATLQUEUEFULL 24
+#define FAM_EATLQUEUEINSERT 25
+#define FAM_EATLNOTENABLED 26
+#define FAM_EATL 27
+#define FAM_EBACKUPNOTCREATED 28
+#define FAM_EBACKUPNOTFOUND 29
+#define FAM_EBACKUPINFONOTFOUND 30
+#define FAM_ENOTPWRTWO 31
+
+typedef enum {
+    FAM_REDUNDANCY_DEFAULT = 0,
+    FAM_REDUNDANCY_NONE,
+    FAM_REDUNDANCY_RAID1,
+    FAM_REDUNDANCY_RAID5
+} fam_redundancy_level_t;
+
+typedef enum {
+    FAM_MEMORY_DEFAULT = 0,
+    FAM_MEMORY_VOLATILE,
+    FAM_MEMORY_PERSISTENT
+} fam_memory_type_t;
+
+typedef enum {
+    FAM_INTERLEAVE_DEFAULT = 0,
+    FAM_INTERLEAVE_ENABLE,
+    FAM_INTERLEAVE_DISABLE
+} fam_interleave_t;
+
+typedef enum {
+    FAM_PERMISSION_DEFAULT = 0,
+    FAM_PERMISSION_REGION,
+    FAM_PERMISSION_DATAITEM
+} fam_permission_level_t;
+
+/* Same layout as OpenFAM 3.2's Fam_Region_Attributes (16 bytes). */
+typedef struct {
+    fam_redundancy_level_t redundancy_level;
+    fam_memory_type_t memory_type;
+    fam_interleave_t interleave_enable;
+    fam_permission_level_t permission_level;
+} fam_region_attr_t;
+
+/* Same layout as Fam_Global_Descriptor. A region's global descriptor has
+ * offset == UINT64_MAX. */
+typedef struct {
+    uint64_t region_id;
+    uint64_t offset;
+} fam_global_desc_t;
+
+/* Same layout as Fam_Stat. name points into library-owned storage, valid
+ * until the handle is released; it is "" for unnamed items, never NULL. */
+typedef struct {
+    uint64_t size;
+    mode_t perm;
+    char *name;
+    uint32_t uid;
+    uint32_t gid;
+    fam_region_attr_t region_attributes;
+    uint64_t num_memservers;
+    uint64_t interleave_size;
+    uint64_t memory_servers[256];
+} fam_stat_t;
+
+/* Same layout as Fam_Options. A NULL field means "default or config file". */
+typedef struct {
+    char *default_region_name;
+    char *cis_server;
+    char *grpc_port;
+    char *libfabric_provider;
+    char *fam_thread_model;
+    char *cis_interface_type;
+    char *openfam_model;
+    char *fam_context_model;
+    char *num_consumer;
+    char *runtime;
+    char *fam_default_memory_type;
+    char *if_device;
+    void *local_buf_addr;
+    uint64_t local_buf_size;
+} fam_options_t;
+
+/* Same layout as Fam_Backup_Options. */
+typedef struct {
+    uint32_t backup_option_reserved;
+} fam_backup_options_t;
+
+#ifdef __SIZEOF_INT128__
+/* Value type of the 128-bit atomics (set, fetch, compare_swap). */
+__extension__ typedef __int128 fam_int128_t;
+#endif
+
+typedef struct fam_region fam_region_t;
+typedef struct fam_desc fam_desc_t;
+typedef struct fam_ctx fam_ctx_t;
+typedef struct fam_wait fam_wait_t;
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+static_assert(sizeof(fam_region_attr_t) == 16, "fam_region_attr_t layout");
+static_assert(sizeof(fam_global_desc_t) == 16, "fam_global_desc_t layout");
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Static_assert(sizeof(fam_region_attr_t) == 16, "fam_region_attr_t layout");
+_Static_assert(sizeof(fam_global_desc_t) == 16, "fam_global_desc_t layout");
+#endif
+
+/* ---- Errors ------------------------------------------------------------ */
+
+/* Message of the calling thread's last failure ("" if none). Never NULL;
+ * owned by the library, valid until the thread's next failing call. */
+const char *fam_errmsg(void);
+/* Positive FAM_E* code of the calling thread's last failure, 0 if none. */
+int fam_errcode(void);
+
+/* ---- Life cycle and runtime -------------------------------------------- */
+
+/* Starts the process-wide instance. group must not be NULL; opts may be NULL.
+ * With no configuration (no OPENFAM_SERVER, no config file) everything is
+ * served inside the process from files under the per-user data directories.
+ * A second call while initialized fails with FAM_EINVAL. */
+int fam_initialize(const char *group, fam_options_t *opts);
+/* Waits for outstanding operations, releases every handle and stops the
+ * instance. Handles used afterwards fail with FAM_EINVAL. */
+int fam_finalize(const char *group);
+/* Ends the job: with a launcher, every PE exits with status; alone, the
+ * process exits with status. Returns only on error. */
+int fam_abort(int status);
+/* Waits until every PE of the job has called it (returns at once alone). */
+int fam_barrier_all(void);
+/* NULL-terminated list of option names in OpenFAM's order, in one malloc'd
+ * block the caller releases with free(). */
+const char **fam_list_options(void);
+/* A malloc'd copy of an option's value, released by the caller with free():
+ * int* for PE_ID and PE_COUNT, uint64_t* for LOC_BUF_SIZE, char* otherwise.
+ * NULL (FAM_EINVAL) for an unknown name. */
+const void *fam_get_option(const char *name);
+
+/* ---- Regions ------------------------------------------------------------ */
+
+/* Creates a region of size bytes owned by the caller. attr may be NULL
+ * (volatile unless configured otherwise, interleaved, region-level
+ * permissions). Errors: FAM_EINVAL, FAM_ENAMETOOLONG, FAM_EEXIST,
+ * FAM_ENOSPACE. */
+fam_region_t *fam_create_region(const char *name, uint64_t size, mode_t perm, fam_region_attr_t *attr);
+fam_region_t *fam_lookup_region(const char *name);
+/* Destroys the region and every item in it; releases r. Owner only. */
+int fam_destroy_region(fam_region_t *r);
+/* Grows (or shrinks down to the end of its last item) the region in place;
+ * item offsets do not change. Owner only. */
+int fam_resize_region(fam_region_t *r, uint64_t nbytes);
+int fam_change_region_permissions(fam_region_t *r, mode_t perm);
+int fam_stat_region(fam_region_t *r, fam_stat_t *out);
+int fam_region_global(fam_region_t *r, fam_global_desc_t *out);
+/* A handle for a region named by its global descriptor; checked on first use. */
+fam_region_t *fam_region_from_global(fam_global_desc_t g);
+
+/* ---- Data items --------------------------------------------------------- */
+
+/* Allocates nbytes in region r. name NULL makes an unnamed item, reachable
+ * only through its global descriptor. Requires write permission on r. */
+fam_desc_t *fam_allocate(const char *name, uint64_t nbytes, mode_t perm, fam_region_t *r);
+fam_desc_t *fam_lookup(const char *item, const char *region);
+/* Frees the item's memory and name and releases d. */
+int fam_deallocate(fam_desc_t *d);
+/* Releases d; the item stays. */
+int fam_close(fam_desc_t *d);
+int fam_change_permissions(fam_desc_t *d, mode_t perm);
+int fam_stat(fam_desc_t *d, fam_stat_t *out);
+int fam_desc_global(fam_desc_t *d, fam_global_desc_t *out);
+/* A handle for an item named by its global descriptor (possibly made by
+ * another process); resolved and permission-checked on first use. */
+fam_desc_t *fam_desc_from_global(fam_global_desc_t g);
+
+/* ---- Data path ------------------------------------------------------------ */
+
+int fam_get_blocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
+int fam_put_blocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
+int fam_get_nonblocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
+int fam_put_nonblocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
+
+/* Element i lives at byte (first + i*stride) * elem_size of the item and at
+ * byte i*elem_size of local. */
+int fam_gather_blocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
+int fam_scatter_blocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
+int fam_gather_nonblocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
+int fam_scatter_nonblocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
+/* Element i lives at byte index[i] * elem_size of the item. */
+int fam_gather_blocking_indexed(void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
+int fam_scatter_blocking_indexed(void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
+int fam_gather_nonblocking_indexed(void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
+int fam_scatter_nonblocking_indexed(void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
+
+/* Maps the item into this process and returns its address (NULL with
+ * FAM_EUNIMPL where the memory is not on this host). Valid until fam_unmap,
+ * fam_close/fam_deallocate of d, or fam_finalize. */
+void *fam_map(fam_desc_t *d);
+int fam_unmap(void *local, fam_desc_t *d);
+
+/* Starts copying nbytes between two items; fam_copy_wait waits for it and
+ * releases w. */
+fam_wait_t *fam_copy(fam_desc_t *src, uint64_t src_offset, fam_desc_t *dst, uint64_t dst_offset, uint64_t nbytes);
+int fam_copy_wait(fam_wait_t *w);
+
+/* ---- Backup and restore ---------------------------------------------------- */
+
+/* Backups live in the archive directory (OPENFAM_BACKUP_DIR, default under
+ * the per-user data directory). opts may be NULL. */
+fam_wait_t *fam_backup(fam_desc_t *src, const char *backup_name, fam_backup_options_t *opts);
+int fam_backup_wait(fam_wait_t *w);
+/* Restores a backup into an existing item at least as large as the backup. */
+fam_wait_t *fam_restore(const char *backup_name, fam_desc_t *dst);
+/* Allocates a new item (name may be NULL) in r and restores into it; *out
+ * receives its handle once fam_restore_wait has succeeded (it is set when
+ * fam_restore_region returns, usable after the wait). */
+fam_wait_t *fam_restore_region(const char *backup_name, fam_region_t *r, const char *item_name, mode_t perm, fam_desc_t **out);
+int fam_restore_wait(fam_wait_t *w);
+fam_wait_t *fam_delete_backup(const char *backup_name);
+int fam_delete_backup_wait(fam_wait_t *w);
+/* Describes the backups whose names start with backup_name (every backup for
+ * NULL or ""): one line each, "name size mode uid gid time". malloc'd; the
+ * caller frees it. */
+char *fam_list_backup(const char *backup_name);
+
+/* ---- Ordering and contexts ------------------------------------------------- */
+
+/* Orders this instance's earlier non-blocking operations before later ones. */
+int fam_fence(void);
+/* Waits until this instance's non-blocking operations are complete and
+ * reports the first error among them. */
+int fam_quiet(void);
+/* Number of this instance's operations not yet complete. */
+uint64_t fam_progress(void);
+
+/* A context has its own completion queue: fam_ctx_quiet(c) waits for c's
+ * operations only. Contexts are safe to share between threads. */
+fam_ctx_t *fam_context_open(void);
+int fam_context_close(fam_ctx_t *c);
+
+/* ---- Atomics on the default context ---------------------------------------- */
+
+/* set: store v atomically */
+int fam_set_int32(fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_set_int64(fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_set_uint32(fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_set_uint64(fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_set_float(fam_desc_t *d, uint64_t offset, float value);
+int fam_set_double(fam_desc_t *d, uint64_t offset, double value);
+#ifdef __SIZEOF_INT128__
+int fam_set_int128(fam_desc_t *d, uint64_t offset, fam_int128_t value);
+#endif
+
+/* add: non-fetching */
+int fam_add_int32(fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_add_int64(fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_add_uint32(fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_add_uint64(fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_add_float(fam_desc_t *d, uint64_t offset, float value);
+int fam_add_double(fam_desc_t *d, uint64_t offset, double value);
+
+/* subtract: non-fetching */
+int fam_subtract_int32(fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_subtract_int64(fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_subtract_uint32(fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_subtract_uint64(fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_subtract_float(fam_desc_t *d, uint64_t offset, float value);
+int fam_subtract_double(fam_desc_t *d, uint64_t offset, double value);
+
+/* min: non-fetching */
+int fam_min_int32(fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_min_int64(fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_min_uint32(fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_min_uint64(fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_min_float(fam_desc_t *d, uint64_t offset, float value);
+int fam_min_double(fam_desc_t *d, uint64_t offset, double value);
+
+/* max: non-fetching */
+int fam_max_int32(fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_max_int64(fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_max_uint32(fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_max_uint64(fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_max_float(fam_desc_t *d, uint64_t offset, float value);
+int fam_max_double(fam_desc_t *d, uint64_t offset, double value);
+
+/* and: non-fetching, unsigned only */
+int fam_and_uint32(fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_and_uint64(fam_desc_t *d, uint64_t offset, uint64_t value);
+
+/* or: non-fetching, unsigned only */
+int fam_or_uint32(fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_or_uint64(fam_desc_t *d, uint64_t offset, uint64_t value);
+
+/* xor: non-fetching, unsigned only */
+int fam_xor_uint32(fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_xor_uint64(fam_desc_t *d, uint64_t offset, uint64_t value);
+
+/* fetch: atomic read */
+int fam_fetch_int32(fam_desc_t *d, uint64_t offset, int32_t *value_out);
+int fam_fetch_int64(fam_desc_t *d, uint64_t offset, int64_t *value_out);
+int fam_fetch_uint32(fam_desc_t *d, uint64_t offset, uint32_t *value_out);
+int fam_fetch_uint64(fam_desc_t *d, uint64_t offset, uint64_t *value_out);
+int fam_fetch_float(fam_desc_t *d, uint64_t offset, float *value_out);
+int fam_fetch_double(fam_desc_t *d, uint64_t offset, double *value_out);
+#ifdef __SIZEOF_INT128__
+int fam_fetch_int128(fam_desc_t *d, uint64_t offset, fam_int128_t *value_out);
+#endif
+
+/* fetch_add: returns the previous value in *old_out */
+int fam_fetch_add_int32(fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_fetch_add_int64(fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_fetch_add_uint32(fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_fetch_add_uint64(fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_fetch_add_float(fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_fetch_add_double(fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* fetch_subtract: returns the previous value in *old_out */
+int fam_fetch_subtract_int32(fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_fetch_subtract_int64(fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_fetch_subtract_uint32(fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_fetch_subtract_uint64(fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_fetch_subtract_float(fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_fetch_subtract_double(fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* fetch_min: returns the previous value in *old_out */
+int fam_fetch_min_int32(fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_fetch_min_int64(fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_fetch_min_uint32(fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_fetch_min_uint64(fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_fetch_min_float(fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_fetch_min_double(fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* fetch_max: returns the previous value in *old_out */
+int fam_fetch_max_int32(fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_fetch_max_int64(fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_fetch_max_uint32(fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_fetch_max_uint64(fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_fetch_max_float(fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_fetch_max_double(fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* fetch_and: unsigned only */
+int fam_fetch_and_uint32(fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_fetch_and_uint64(fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+
+/* fetch_or: unsigned only */
+int fam_fetch_or_uint32(fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_fetch_or_uint64(fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+
+/* fetch_xor: unsigned only */
+int fam_fetch_xor_uint32(fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_fetch_xor_uint64(fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+
+/* swap: stores value, returns the previous value in *old_out */
+int fam_swap_int32(fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_swap_int64(fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_swap_uint32(fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_swap_uint64(fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_swap_float(fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_swap_double(fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* compare_swap: stores desired if the word equals expected; *old_out gets the previous value either way */
+int fam_compare_swap_int32(fam_desc_t *d, uint64_t offset, int32_t expected, int32_t desired, int32_t *old_out);
+int fam_compare_swap_int64(fam_desc_t *d, uint64_t offset, int64_t expected, int64_t desired, int64_t *old_out);
+int fam_compare_swap_uint32(fam_desc_t *d, uint64_t offset, uint32_t expected, uint32_t desired, uint32_t *old_out);
+int fam_compare_swap_uint64(fam_desc_t *d, uint64_t offset, uint64_t expected, uint64_t desired, uint64_t *old_out);
+#ifdef __SIZEOF_INT128__
+int fam_compare_swap_int128(fam_desc_t *d, uint64_t offset, fam_int128_t expected, fam_int128_t desired, fam_int128_t *old_out);
+#endif
+
+/* ---- The data path on a context ------------------------------------------- */
+
+int fam_ctx_get_blocking(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
+int fam_ctx_put_blocking(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
+int fam_ctx_get_nonblocking(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
+int fam_ctx_put_nonblocking(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
+int fam_ctx_gather_blocking_strided(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
+int fam_ctx_scatter_blocking_strided(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
+int fam_ctx_gather_nonblocking_strided(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
+int fam_ctx_scatter_nonblocking_strided(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
+int fam_ctx_gather_blocking_indexed(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
+int fam_ctx_scatter_blocking_indexed(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
+int fam_ctx_gather_nonblocking_indexed(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
+int fam_ctx_scatter_nonblocking_indexed(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
+fam_wait_t *fam_ctx_copy(fam_ctx_t *c, fam_desc_t *src, uint64_t src_offset, fam_desc_t *dst, uint64_t dst_offset, uint64_t nbytes);
+int fam_ctx_fence(fam_ctx_t *c);
+int fam_ctx_quiet(fam_ctx_t *c);
+uint64_t fam_ctx_progress(fam_ctx_t *c);
+
+/* ---- Atomics on a context ---------------------------------------------------- */
+
+/* set: store v atomically */
+int fam_ctx_set_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_ctx_set_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_ctx_set_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_ctx_set_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_ctx_set_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value);
+int fam_ctx_set_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value);
+#ifdef __SIZEOF_INT128__
+int fam_ctx_set_int128(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, fam_int128_t value);
+#endif
+
+/* add: non-fetching */
+int fam_ctx_add_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_ctx_add_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_ctx_add_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_ctx_add_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_ctx_add_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value);
+int fam_ctx_add_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value);
+
+/* subtract: non-fetching */
+int fam_ctx_subtract_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_ctx_subtract_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_ctx_subtract_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_ctx_subtract_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_ctx_subtract_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value);
+int fam_ctx_subtract_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value);
+
+/* min: non-fetching */
+int fam_ctx_min_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_ctx_min_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_ctx_min_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_ctx_min_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_ctx_min_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value);
+int fam_ctx_min_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value);
+
+/* max: non-fetching */
+int fam_ctx_max_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value);
+int fam_ctx_max_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value);
+int fam_ctx_max_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_ctx_max_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value);
+int fam_ctx_max_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value);
+int fam_ctx_max_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value);
+
+/* and: non-fetching, unsigned only */
+int fam_ctx_and_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_ctx_and_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value);
+
+/* or: non-fetching, unsigned only */
+int fam_ctx_or_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_ctx_or_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value);
+
+/* xor: non-fetching, unsigned only */
+int fam_ctx_xor_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value);
+int fam_ctx_xor_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value);
+
+/* fetch: atomic read */
+int fam_ctx_fetch_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t *value_out);
+int fam_ctx_fetch_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t *value_out);
+int fam_ctx_fetch_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t *value_out);
+int fam_ctx_fetch_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t *value_out);
+int fam_ctx_fetch_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float *value_out);
+int fam_ctx_fetch_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double *value_out);
+#ifdef __SIZEOF_INT128__
+int fam_ctx_fetch_int128(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, fam_int128_t *value_out);
+#endif
+
+/* fetch_add: returns the previous value in *old_out */
+int fam_ctx_fetch_add_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_ctx_fetch_add_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_ctx_fetch_add_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_ctx_fetch_add_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_ctx_fetch_add_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_ctx_fetch_add_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* fetch_subtract: returns the previous value in *old_out */
+int fam_ctx_fetch_subtract_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_ctx_fetch_subtract_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_ctx_fetch_subtract_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_ctx_fetch_subtract_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_ctx_fetch_subtract_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_ctx_fetch_subtract_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* fetch_min: returns the previous value in *old_out */
+int fam_ctx_fetch_min_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_ctx_fetch_min_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_ctx_fetch_min_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_ctx_fetch_min_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_ctx_fetch_min_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_ctx_fetch_min_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* fetch_max: returns the previous value in *old_out */
+int fam_ctx_fetch_max_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_ctx_fetch_max_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_ctx_fetch_max_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_ctx_fetch_max_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_ctx_fetch_max_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_ctx_fetch_max_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* fetch_and: unsigned only */
+int fam_ctx_fetch_and_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_ctx_fetch_and_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+
+/* fetch_or: unsigned only */
+int fam_ctx_fetch_or_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_ctx_fetch_or_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+
+/* fetch_xor: unsigned only */
+int fam_ctx_fetch_xor_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_ctx_fetch_xor_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+
+/* swap: stores value, returns the previous value in *old_out */
+int fam_ctx_swap_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value, int32_t *old_out);
+int fam_ctx_swap_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t value, int64_t *old_out);
+int fam_ctx_swap_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t value, uint32_t *old_out);
+int fam_ctx_swap_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t value, uint64_t *old_out);
+int fam_ctx_swap_float(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, float value, float *old_out);
+int fam_ctx_swap_double(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, double value, double *old_out);
+
+/* compare_swap: stores desired if the word equals expected; *old_out gets the previous value either way */
+int fam_ctx_compare_swap_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t expected, int32_t desired, int32_t *old_out);
+int fam_ctx_compare_swap_int64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int64_t expected, int64_t desired, int64_t *old_out);
+int fam_ctx_compare_swap_uint32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint32_t expected, uint32_t desired, uint32_t *old_out);
+int fam_ctx_compare_swap_uint64(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t expected, uint64_t desired, uint64_t *old_out);
+#ifdef __SIZEOF_INT128__
+int fam_ctx_compare_swap_int128(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, fam_int128_t expected, fam_int128_t desired, fam_int128_t *old_out);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPENFAM_H */
