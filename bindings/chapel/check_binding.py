@@ -313,16 +313,15 @@ def parse_typedef(tokens, hdr):
                 if ":" in ftoks:
                     raise CheckError(f"struct {name}: bit-fields have no "
                                      "Chapel mapping")
-                for decl in split_top(ftoks, ","):
-                    if decl is not ftoks and decl is not split_top(ftoks, ",")[0]:
-                        raise CheckError(f"struct {name}: declare one field "
-                                         "per line")
-                    ttoks, fname, dim = split_declarator(decl, f"struct {name}")
-                    if fname is None or dim == 0:
-                        raise CheckError(f"struct {name}: cannot read field "
-                                         f"{' '.join(decl)!r}")
-                    fields.append((fname, parse_ctype(ttoks, f"struct {name}"),
-                                   dim))
+                if len(split_top(ftoks, ",")) != 1:
+                    raise CheckError(f"struct {name}: one field per "
+                                     f"declaration: {' '.join(ftoks)!r}")
+                ttoks, fname, dim = split_declarator(ftoks, f"struct {name}")
+                if fname is None or dim == 0:
+                    raise CheckError(f"struct {name}: cannot read field "
+                                     f"{' '.join(ftoks)!r}")
+                fields.append((fname, parse_ctype(ttoks, f"struct {name}"),
+                               dim))
             hdr.structs[name] = fields
         return
     if "(" in tokens:

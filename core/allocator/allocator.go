@@ -3,6 +3,8 @@ package allocator
 import (
 	"errors"
 	"math"
+	"slices"
+	"sort"
 )
 
 // Align is the granularity of the heap: every block offset and size is a
@@ -25,46 +27,37 @@ var (
 )
 
 // Allocator hands out 64-byte aligned blocks of a heap [0, Size()) first-fit
-// by address. Free extents are kept coalesced in a treap ordered by offset and
-// augmented with the largest extent of each subtree, so finding the lowest
-// extent that fits, freeing and reserving all take O(log extents) time.
-// Allocated blocks are tracked so that Free can reject anything but an exact
-// block. The zero value is an empty heap of size 0; an Allocator is not safe
-// for concurrent use.
+// by address. Free extents are kept coalesced and sorted by offset in a list
+// of chunks (short sorted arrays) with the largest extent of each chunk kept
+// beside it: first fit scans the chunk maxima, then one chunk; the other
+// operations binary-search to a chunk and edit an array of at most chunkCap
+// extents. Allocated blocks are tracked so that Free can reject anything but
+// an exact block. The zero value is an empty heap of size 0. An Allocator is
+// not safe for concurrent use.
 type Allocator struct {
-	root   *node
+	chunks [][]extent // non-empty chunks of free extents, in offset order
+	maxes  []uint64   // maxes[i]: largest extent size in chunks[i]
 	size   uint64
 	used   uint64
 	blocks map[uint64]uint64 // offset -> rounded size of each allocated block
-	seed   uint64            // treap priority generator state
-	spare  *node             // recycled nodes, linked through right
 }
 
-// node is one free extent [off, off+size).
-type node struct {
-	off, size   uint64
-	max         uint64 // largest size in this subtree
-	prio        uint64
-	left, right *node
-}
+// extent is a free range [off, off+size).
+type extent struct{ off, size uint64 }
 
-func (n *node) fix() {
-	m := n.size
-	if n.left != nil && n.left.max > m {
-		m = n.left.max
-	}
-	if n.right != nil && n.right.max > m {
-		m = n.right.max
-	}
-	n.max = m
-}
+// chunkCap bounds a chunk: large enough that chunk maxima stay few, small
+// enough that inserting into a chunk moves at most a couple of KiB.
+const chunkCap = 128
+
+// pos is the place of one extent: chunks[c][i].
+type pos struct{ c, i int }
 
 // New returns an allocator managing [0, size) with size rounded down to
 // Align, all of it free.
 func New(size uint64) *Allocator {
 	a := &Allocator{size: size &^ (Align - 1)}
 	if a.size > 0 {
-		a.insert(0, a.size)
+		a.insertAt(pos{}, extent{0, a.size})
 	}
 	return a
 }
@@ -86,33 +79,25 @@ func (a *Allocator) Alloc(n uint64) (off uint64, err error) {
 	if sz == 0 {
 		return 0, ErrInvalidSize
 	}
-	if a.root == nil || a.root.max < sz {
-		return 0, ErrNoSpace
-	}
-	// Descend towards the lowest extent that fits: the left subtree holds
-	// lower offsets, so prefer it whenever it contains a large enough extent.
-	t := a.root
-	for {
-		if t.left != nil && t.left.max >= sz {
-			t = t.left
-		} else if t.size >= sz {
-			break
-		} else {
-			t = t.right
+	for c, m := range a.maxes {
+		if m < sz {
+			continue
+		}
+		for i, e := range a.chunks[c] {
+			if e.size < sz {
+				continue
+			}
+			if e.size == sz {
+				a.removeAt(pos{c, i})
+			} else {
+				// Trimming the front keeps the extent in order.
+				a.setAt(pos{c, i}, extent{e.off + sz, e.size - sz})
+			}
+			a.track(e.off, sz)
+			return e.off, nil
 		}
 	}
-	off = t.off
-	if t.size == sz {
-		a.remove(off)
-	} else {
-		// Trimming the front keeps the extent between its neighbours, so
-		// the tree order holds; only the max values on the path change.
-		t.off += sz
-		t.size -= sz
-		a.refresh(a.root, t.off)
-	}
-	a.track(off, sz)
-	return off, nil
+	return 0, ErrNoSpace
 }
 
 // Free returns the block at off, of the size n passed to Alloc (or Reserve),
@@ -128,26 +113,31 @@ func (a *Allocator) Free(off, n uint64) error {
 	delete(a.blocks, off)
 	a.used -= sz
 	end := off + sz
-	prev := a.floor(off)
-	next := a.ceil(end)
-	joinPrev := prev != nil && prev.off+prev.size == off
-	joinNext := next != nil && next.off == end
+	// No extent starts at off (it was allocated), so floor finds the one
+	// below it, and the one after that is the next extent above.
+	p, hasPrev := a.floor(off)
+	q, hasNext := a.after(p, hasPrev)
+	var prev, next extent
+	if hasPrev {
+		prev = a.chunks[p.c][p.i]
+	}
+	if hasNext {
+		next = a.chunks[q.c][q.i]
+	}
+	joinPrev := hasPrev && prev.off+prev.size == off
+	joinNext := hasNext && next.off == end
 	switch {
 	case joinPrev && joinNext:
-		merged := next.size
-		a.remove(next.off)
-		prev.size += sz + merged
-		a.refresh(a.root, prev.off)
+		// Update prev before removing next: removal may shift positions
+		// after p, never p itself.
+		a.setAt(p, extent{prev.off, prev.size + sz + next.size})
+		a.removeAt(q)
 	case joinPrev:
-		prev.size += sz
-		a.refresh(a.root, prev.off)
+		a.setAt(p, extent{prev.off, prev.size + sz})
 	case joinNext:
-		// Moving next's start down to off keeps it above prev's end.
-		next.off = off
-		next.size += sz
-		a.refresh(a.root, off)
+		a.setAt(q, extent{off, next.size + sz})
 	default:
-		a.insert(off, sz)
+		a.insertAt(q, extent{off, sz})
 	}
 	return nil
 }
@@ -168,23 +158,24 @@ func (a *Allocator) Reserve(off, n uint64) error {
 	}
 	// Free space is coalesced, so a free range lies inside a single
 	// extent: the one starting at or below off.
-	t := a.floor(off)
-	if t == nil || t.off+t.size < end {
+	p, ok := a.floor(off)
+	if !ok {
+		return ErrOverlap
+	}
+	t := a.chunks[p.c][p.i]
+	if t.off+t.size < end {
 		return ErrOverlap
 	}
 	before, after := off-t.off, t.off+t.size-end
 	switch {
 	case before == 0 && after == 0:
-		a.remove(t.off)
+		a.removeAt(p)
 	case before == 0:
-		t.off = end
-		t.size = after
-		a.refresh(a.root, end)
+		a.setAt(p, extent{end, after})
 	default:
-		t.size = before
-		a.refresh(a.root, t.off)
+		a.setAt(p, extent{t.off, before})
 		if after > 0 {
-			a.insert(end, after)
+			a.insertAt(pos{p.c, p.i + 1}, extent{end, after})
 		}
 	}
 	a.track(off, sz)
@@ -202,11 +193,13 @@ func (a *Allocator) Grow(newSize uint64) error {
 	if newSize == a.size {
 		return nil
 	}
-	if last := a.last(); last != nil && last.off+last.size == a.size {
-		last.size += newSize - a.size
-		a.refresh(a.root, last.off)
+	if p, ok := a.last(); ok && a.chunks[p.c][p.i].off+a.chunks[p.c][p.i].size == a.size {
+		e := a.chunks[p.c][p.i]
+		a.setAt(p, extent{e.off, e.size + newSize - a.size})
+	} else if ok {
+		a.insertAt(pos{p.c, p.i + 1}, extent{a.size, newSize - a.size})
 	} else {
-		a.insert(a.size, newSize-a.size)
+		a.insertAt(pos{}, extent{a.size, newSize - a.size})
 	}
 	a.size = newSize
 	return nil
@@ -226,14 +219,13 @@ func (a *Allocator) Shrink(newSize uint64) error {
 	if newSize == a.size {
 		return nil
 	}
-	// Everything from End() up is free and coalesced, so one extent covers
-	// [x, size) with x <= newSize.
-	last := a.last()
-	if last.off == newSize {
-		a.remove(last.off)
+	// Everything from End() up is free and coalesced, so the last extent
+	// covers [x, size) with x <= newSize.
+	p, _ := a.last()
+	if e := a.chunks[p.c][p.i]; e.off == newSize {
+		a.removeAt(p)
 	} else {
-		last.size = newSize - last.off
-		a.refresh(a.root, last.off)
+		a.setAt(p, extent{e.off, newSize - e.off})
 	}
 	a.size = newSize
 	return nil
@@ -257,8 +249,8 @@ func (a *Allocator) End() uint64 {
 	}
 	// Free space is coalesced, so the space above the highest block is
 	// exactly the last extent when that extent reaches the heap's end.
-	if last := a.last(); last != nil && last.off+last.size == a.size {
-		return last.off
+	if p, ok := a.last(); ok && a.chunks[p.c][p.i].off+a.chunks[p.c][p.i].size == a.size {
+		return a.chunks[p.c][p.i].off
 	}
 	return a.size
 }
@@ -269,10 +261,11 @@ func (a *Allocator) Blocks() int { return len(a.blocks) }
 // LargestFree returns the size of the largest free extent, the biggest
 // request Alloc can currently satisfy.
 func (a *Allocator) LargestFree() uint64 {
-	if a.root == nil {
-		return 0
+	var m uint64
+	for _, x := range a.maxes {
+		m = max(m, x)
 	}
-	return a.root.max
+	return m
 }
 
 func (a *Allocator) track(off, sz uint64) {
@@ -283,111 +276,109 @@ func (a *Allocator) track(off, sz uint64) {
 	a.used += sz
 }
 
-// floor returns the extent with the highest offset <= off, or nil.
-func (a *Allocator) floor(off uint64) *node {
-	var best *node
-	for t := a.root; t != nil; {
-		if t.off <= off {
-			best, t = t, t.right
-		} else {
-			t = t.left
-		}
+// floor returns the position of the extent with the highest offset <= off;
+// ok is false when there is none.
+func (a *Allocator) floor(off uint64) (p pos, ok bool) {
+	c := sort.Search(len(a.chunks), func(c int) bool { return a.chunks[c][0].off > off }) - 1
+	if c < 0 {
+		return pos{}, false
 	}
-	return best
+	ch := a.chunks[c]
+	return pos{c, sort.Search(len(ch), func(i int) bool { return ch[i].off > off }) - 1}, true
 }
 
-// ceil returns the extent with the lowest offset >= off, or nil.
-func (a *Allocator) ceil(off uint64) *node {
-	var best *node
-	for t := a.root; t != nil; {
-		if t.off >= off {
-			best, t = t, t.left
-		} else {
-			t = t.right
-		}
+// after returns the position following p (the first position when !valid)
+// and whether an extent is there. When none is, the returned position is
+// still where an extent sorting last would be inserted.
+func (a *Allocator) after(p pos, valid bool) (pos, bool) {
+	if !valid {
+		return pos{}, len(a.chunks) > 0
 	}
-	return best
+	if p.i+1 < len(a.chunks[p.c]) {
+		return pos{p.c, p.i + 1}, true
+	}
+	if p.c+1 < len(a.chunks) {
+		return pos{p.c + 1, 0}, true
+	}
+	return pos{p.c, p.i + 1}, false
 }
 
-// last returns the highest extent, or nil.
-func (a *Allocator) last() *node {
-	t := a.root
-	for t != nil && t.right != nil {
-		t = t.right
+// last returns the position of the highest extent; ok is false when there is
+// no free extent.
+func (a *Allocator) last() (p pos, ok bool) {
+	if len(a.chunks) == 0 {
+		return pos{}, false
 	}
-	return t
+	c := len(a.chunks) - 1
+	return pos{c, len(a.chunks[c]) - 1}, true
 }
 
-// refresh recomputes max on the path from t to the extent at off after that
-// extent's size (or its offset, within its neighbours) changed.
-func (a *Allocator) refresh(t *node, off uint64) {
-	if t == nil {
+// setAt replaces the extent at p with e, which must keep the order.
+func (a *Allocator) setAt(p pos, e extent) {
+	ch := a.chunks[p.c]
+	old := ch[p.i].size
+	ch[p.i] = e
+	if e.size >= a.maxes[p.c] {
+		a.maxes[p.c] = e.size
+	} else if old == a.maxes[p.c] {
+		a.maxes[p.c] = chunkMax(ch)
+	}
+}
+
+// insertAt inserts e before the extent at p (p.i may equal the chunk's
+// length to append to it), splitting a full chunk.
+func (a *Allocator) insertAt(p pos, e extent) {
+	if len(a.chunks) == 0 {
+		ch := make([]extent, 1, chunkCap)
+		ch[0] = e
+		a.chunks = append(a.chunks, ch)
+		a.maxes = append(a.maxes, e.size)
 		return
 	}
-	if off < t.off {
-		a.refresh(t.left, off)
-	} else if off > t.off {
-		a.refresh(t.right, off)
+	if len(a.chunks[p.c]) == chunkCap {
+		ch := a.chunks[p.c]
+		right := make([]extent, chunkCap/2, chunkCap)
+		copy(right, ch[chunkCap/2:])
+		a.chunks[p.c] = ch[:chunkCap/2]
+		a.chunks = slices.Insert(a.chunks, p.c+1, right)
+		a.maxes = slices.Insert(a.maxes, p.c+1, chunkMax(right))
+		a.maxes[p.c] = chunkMax(a.chunks[p.c])
+		if p.i > chunkCap/2 {
+			p = pos{p.c + 1, p.i - chunkCap/2}
+		}
 	}
-	t.fix()
+	a.chunks[p.c] = slices.Insert(a.chunks[p.c], p.i, e)
+	a.maxes[p.c] = max(a.maxes[p.c], e.size)
 }
 
-func (a *Allocator) insert(off, size uint64) {
-	n := a.spare
-	if n != nil {
-		a.spare = n.right
-		*n = node{}
-	} else {
-		n = new(node)
-	}
-	// splitmix64: cheap, deterministic priorities so runs are reproducible.
-	a.seed += 0x9e3779b97f4a7c15
-	z := a.seed
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	n.off, n.size, n.max, n.prio = off, size, size, z^(z>>31)
-	l, r := split(a.root, off)
-	a.root = merge(merge(l, n), r)
-}
-
-// remove deletes the extent at off, which must exist.
-func (a *Allocator) remove(off uint64) {
-	l, r := split(a.root, off)
-	m, r := split(r, off+1)
-	a.root = merge(l, r)
-	m.left, m.right = nil, a.spare
-	a.spare = m
-}
-
-// split divides t into extents with offset < off and those with offset >= off.
-func split(t *node, off uint64) (l, r *node) {
-	if t == nil {
-		return nil, nil
-	}
-	if t.off < off {
-		t.right, r = split(t.right, off)
-		t.fix()
-		return t, r
-	}
-	l, t.left = split(t.left, off)
-	t.fix()
-	return l, t
-}
-
-// merge joins l and r, every offset in l being below every offset in r.
-func merge(l, r *node) *node {
+// removeAt deletes the extent at p, dropping an emptied chunk and merging a
+// small chunk into its successor so that chunks stay reasonably full.
+func (a *Allocator) removeAt(p pos) {
+	ch := a.chunks[p.c]
+	old := ch[p.i].size
+	ch = slices.Delete(ch, p.i, p.i+1)
+	a.chunks[p.c] = ch
 	switch {
-	case l == nil:
-		return r
-	case r == nil:
-		return l
-	case l.prio > r.prio:
-		l.right = merge(l.right, r)
-		l.fix()
-		return l
-	default:
-		r.left = merge(l, r.left)
-		r.fix()
-		return r
+	case len(ch) == 0:
+		a.chunks = slices.Delete(a.chunks, p.c, p.c+1)
+		a.maxes = slices.Delete(a.maxes, p.c, p.c+1)
+	case p.c+1 < len(a.chunks) && len(ch)+len(a.chunks[p.c+1]) <= chunkCap/2:
+		a.chunks[p.c] = append(ch, a.chunks[p.c+1]...)
+		a.maxes[p.c] = max(a.maxes[p.c], a.maxes[p.c+1])
+		a.chunks = slices.Delete(a.chunks, p.c+1, p.c+2)
+		a.maxes = slices.Delete(a.maxes, p.c+1, p.c+2)
+		if old == a.maxes[p.c] {
+			a.maxes[p.c] = chunkMax(a.chunks[p.c])
+		}
+	case old == a.maxes[p.c]:
+		a.maxes[p.c] = chunkMax(ch)
 	}
+}
+
+func chunkMax(ch []extent) uint64 {
+	var m uint64
+	for _, e := range ch {
+		m = max(m, e.size)
+	}
+	return m
 }

@@ -8,33 +8,23 @@ import (
 	"testing"
 )
 
-type extent struct{ off, size uint64 }
-
-// extents lists the free extents in order and checks the treap's own
-// invariants on the way: search order, heap order of priorities, max values.
+// extents lists the free extents in order and checks the chunk structure on
+// the way: no empty or overfull chunk, correct maxima.
 func extents(t testing.TB, a *Allocator) []extent {
 	t.Helper()
-	var out []extent
-	var walk func(n *node) uint64
-	walk = func(n *node) uint64 {
-		if n == nil {
-			return 0
-		}
-		m := n.size
-		for _, c := range []*node{n.left, n.right} {
-			if c != nil && c.prio > n.prio {
-				t.Fatalf("heap order broken at extent %d", n.off)
-			}
-		}
-		m = max(m, walk(n.left))
-		out = append(out, extent{n.off, n.size})
-		m = max(m, walk(n.right))
-		if n.max != m {
-			t.Fatalf("extent %d: max %d, want %d", n.off, n.max, m)
-		}
-		return m
+	if len(a.maxes) != len(a.chunks) {
+		t.Fatalf("%d maxima for %d chunks", len(a.maxes), len(a.chunks))
 	}
-	walk(a.root)
+	var out []extent
+	for c, ch := range a.chunks {
+		if len(ch) == 0 || len(ch) > chunkCap {
+			t.Fatalf("chunk %d holds %d extents", c, len(ch))
+		}
+		if a.maxes[c] != chunkMax(ch) {
+			t.Fatalf("chunk %d: max %d, want %d", c, a.maxes[c], chunkMax(ch))
+		}
+		out = append(out, ch...)
+	}
 	return out
 }
 

@@ -168,11 +168,11 @@ def loaded_path() -> Optional[str]:
     return _loaded_path
 
 
-def _fn(lib: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> None:
+def _fn(lib: ctypes.CDLL, name: str, restype: Any, *argtypes: Any, into: Any = None) -> None:
     f = getattr(lib, name)
     f.restype = restype
     f.argtypes = list(argtypes)
-    setattr(L, name[4:] if name.startswith("fam_") else name, f)
+    setattr(L if into is None else into, name[4:] if name.startswith("fam_") else name, f)
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -242,7 +242,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     _fn(libc, "free", None, vp)
 
 
-def _declare_int128(lib: ctypes.CDLL) -> None:
+def _declare_int128(lib: ctypes.CDLL, into: Any = None) -> None:
     """Declares the by-value __int128 functions for the x86-64 System V ABI.
 
     ctypes has no 128-bit integer type. On x86-64 SysV an __int128 argument
@@ -256,14 +256,14 @@ def _declare_int128(lib: ctypes.CDLL) -> None:
     vp, u64, i = c_void_p, c_uint64, c_int
     out = POINTER(c_uint64 * 2)
     # d, off, v(lo, hi): rdi rsi rdx rcx r8 -> all registers
-    _fn(lib, "fam_set_int128", i, vp, u64, u64, u64)
+    _fn(lib, "fam_set_int128", i, vp, u64, u64, u64, into=into)
     # c, d, off, v(lo, hi): rdi rsi rdx rcx r8
-    _fn(lib, "fam_ctx_set_int128", i, vp, vp, u64, u64, u64)
+    _fn(lib, "fam_ctx_set_int128", i, vp, vp, u64, u64, u64, into=into)
     # d, off, exp(rdx, rcx), des(r8, r9), out -> stack[0]
-    _fn(lib, "fam_compare_swap_int128", i, vp, u64, u64, u64, u64, u64, out)
+    _fn(lib, "fam_compare_swap_int128", i, vp, u64, u64, u64, u64, u64, out, into=into)
     # c, d, off, exp(rcx, r8); des needs two registers but only r9 is left,
     # so des goes to stack[0..1] and out takes r9.
-    _fn(lib, "fam_ctx_compare_swap_int128", i, vp, vp, u64, u64, u64, out, u64, u64)
+    _fn(lib, "fam_ctx_compare_swap_int128", i, vp, vp, u64, u64, u64, out, u64, u64, into=into)
 
 
 _FORK_MSG = (

@@ -1,0 +1,85 @@
+"""Shared fixtures. Every test runs against a private, temporary FAM store.
+
+The library reads OPENFAM_DATA_DIR / OPENFAM_SHM_DIR / OPENFAM_BACKUP_DIR
+when it initializes, so they are set here, at import time, before any test
+can initialize it; the user's own store is never touched.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Dict, Iterator, List
+
+import pytest
+
+STORE_VARS = ("OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR")
+HERE = Path(__file__).resolve().parent
+PKG_ROOT = HERE.parent
+REPO = PKG_ROOT.parents[1]
+
+_TMP = tempfile.mkdtemp(prefix="openfam-pytest-")
+
+
+def make_store(root: str) -> Dict[str, str]:
+    """Creates a fresh store under root; returns the environment naming it."""
+    env = {}
+    for var in STORE_VARS:
+        d = os.path.join(root, var.split("_")[1].lower())
+        os.makedirs(d, exist_ok=True)
+        env[var] = d
+    return env
+
+
+os.environ.update(make_store(os.path.join(_TMP, "session")))
+
+
+def pytest_sessionfinish(session: object, exitstatus: int) -> None:
+    shutil.rmtree(_TMP, ignore_errors=True)
+
+
+def unique(prefix: str = "t") -> str:
+    """A region/item name no other test (or earlier run) uses."""
+    return "%s%s" % (prefix, uuid.uuid4().hex[:16])
+
+
+def run_python(code: str, store: Dict[str, str], timeout: float = 120, args: List[str] = ()) -> subprocess.CompletedProcess:
+    """Runs code in a fresh interpreter with its own store; never hangs the suite."""
+    env = dict(os.environ)
+    env.update(store)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="session")
+def fam() -> Iterator["object"]:
+    import openfam
+
+    with openfam.Fam("pytest") as f:
+        yield f
+
+
+@pytest.fixture
+def region(fam):  # type: ignore[no-untyped-def]
+    r = fam.create_region(unique("r"), 1 << 20)
+    yield r
+    if fam.active and r._h is not None:
+        r.destroy()
+
+
+@pytest.fixture
+def item(region):  # type: ignore[no-untyped-def]
+    return region.allocate(4096, unique("i"))
+
+
+@pytest.fixture
+def private_store(tmp_path: Path) -> Dict[str, str]:
+    return make_store(str(tmp_path))

@@ -1,0 +1,17 @@
+# Go core: unit tests with the race detector, formatting and vet.
+
+GO_PKGS := ./core/...
+
+.PHONY: test-go verify-go bench-go
+test-go: ## Go unit tests of the core (race detector on)
+	$(GO) test -race -count=1 $(GO_PKGS)
+
+verify-go: ## gofmt and go vet over every Go package
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+bench-go: ## Go micro-benchmarks of the core packages
+	$(GO) test -run '^$$' -bench . -benchtime 20000x $(GO_PKGS)
+
+TEST_TARGETS   += test-go
+VERIFY_TARGETS += verify-go
