@@ -462,3 +462,20 @@ func BenchmarkAllocFree(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(extents(b, a))), "extents")
 }
+
+// TestChunkMerge removes the largest extent of a small chunk, which merges
+// it into its successor; the merged chunk's maximum must drop accordingly.
+// The random tests rarely reach this case, so the chunks are built by hand.
+func TestChunkMerge(t *testing.T) {
+	a := &Allocator{size: 64 * Align, blocks: map[uint64]uint64{}}
+	// Free extents at units 0 (size 3), 4 (size 1), 10 (size 1), 12 (size 2).
+	a.chunks = [][]extent{{{0, 3 * Align}, {4 * Align, Align}}, {{10 * Align, Align}, {12 * Align, 2 * Align}}}
+	a.maxes = []uint64{3 * Align, 2 * Align}
+	a.removeAt(pos{0, 0})
+	if got := extents(t, a); len(a.chunks) != 1 || !slices.Equal(got, []extent{{4 * Align, Align}, {10 * Align, Align}, {12 * Align, 2 * Align}}) {
+		t.Fatalf("after merge: %d chunks, extents %v", len(a.chunks), got)
+	}
+	if a.maxes[0] != 2*Align {
+		t.Fatalf("merged max %d", a.maxes[0])
+	}
+}

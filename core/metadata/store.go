@@ -394,7 +394,7 @@ func (s *Store) rotateLocked() error {
 	if err != nil {
 		return fmt.Errorf("metadata: rotate journal: %w", err)
 	}
-	if false {
+	if s.oldExists {
 		// A failed commit left records in the old journal; the active
 		// ones must follow them there.
 		err = appendFileTo(old, active, s.opts.SyncJournal)

@@ -192,8 +192,8 @@ static void test_errors_are_kept_per_thread(void **state)
 {
     (void)state;
     assert_fam_null(fam_lookup_region("no-such-region"), FAM_ENOTFOUND);
-    assert_non_null(strstr(fam_errmsg(), "") );
-    assert_true(strlen(fam_errmsg()) > 0);
+    char saved[512];
+    snprintf(saved, sizeof saved, "%s", fam_errmsg());
     /* A success does not clear the last failure. */
     fam_stat_t st;
     assert_fam_ok(fam_stat_region(g_region, &st));
@@ -207,9 +207,10 @@ static void test_errors_are_kept_per_thread(void **state)
     assert_int_equal(seen[1], 1);
     assert_int_equal(seen[2], FAM_ENOTFOUND);
     /* The other thread's failure did not touch this thread's state... */
-    assert_fam_err(fam_create_region(NULL, 4096, 0600, NULL) ? 0 : -fam_errcode(), FAM_EINVAL);
+    assert_int_equal(fam_errcode(), FAM_ENOTFOUND);
+    assert_string_equal(fam_errmsg(), saved);
     /* ...and a new failure replaces the old one. */
-    assert_int_equal(fam_errcode(), FAM_EINVAL);
+    assert_fam_null(fam_create_region(NULL, 4096, 0600, NULL), FAM_EINVAL);
 }
 
 /* ---- regions ---------------------------------------------------------------- */
@@ -802,10 +803,8 @@ static void test_put_get_blocking(void **state)
 }
 
 typedef int (*xfer_fn)(void *, fam_desc_t *, uint64_t, uint64_t);
-typedef int (*ctx_xfer_fn)(fam_ctx_t *, void *, fam_desc_t *, uint64_t, uint64_t);
 
 static fam_ctx_t *g_bounds_ctx;
-static xfer_fn g_ctx_target;
 
 /* Adapters that run the context variants through the same checks. */
 static int ctx_get_b(void *l, fam_desc_t *d, uint64_t o, uint64_t n) { return fam_ctx_get_blocking(g_bounds_ctx, l, d, o, n); }
@@ -862,7 +861,6 @@ static void test_transfer_bounds(void **state)
     check_xfer_errors("fam_ctx_get_nonblocking", ctx_get_nb, 1, ctx_quiet_bounds);
     check_xfer_errors("fam_ctx_put_nonblocking", ctx_put_nb, 1, ctx_quiet_bounds);
     assert_fam_ok(fam_context_close(g_bounds_ctx));
-    (void)g_ctx_target;
 }
 
 static void test_nonblocking_and_quiet(void **state)
@@ -1115,9 +1113,6 @@ static void test_map_unmap(void **state)
     assert_int_equal(v, 15);
     assert_int_equal(__atomic_load_n((uint64_t *)(p + 64), __ATOMIC_SEQ_CST), 16);
 
-    /* Two mappings of one item show the same bytes. */
-    fam_desc_t *d2 = assert_fam_ptr(fam_lookup(NULL == d ? "" : "mapped-two", "api"));
-    (void)d2;
     assert_fam_ok(fam_unmap(p, d));
     assert_fam_err(fam_unmap(NULL, d), FAM_EINVAL);
     assert_fam_ok(fam_deallocate(d));
