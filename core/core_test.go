@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"math"
+	"os"
 	"sync"
 	"testing"
 
@@ -568,4 +569,23 @@ func TestOptionsAndLifecycle(t *testing.T) {
 	f.Finalize()
 	_, err = f.CreateRegion("late", 4096, 0o600, RegionAttr{})
 	wantCode(t, err, CodeInvalid)
+}
+
+func TestPEConfigFile(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("OPENFAM_ROOT", root)
+	o := testOpts(t)
+	_, err := Initialize(o)
+	wantCode(t, err, CodeInvalid) // OPENFAM_ROOT set, file missing
+	os.MkdirAll(root+"/config", 0o755)
+	os.WriteFile(root+"/config/fam_pe_config.yaml", []byte("# PE config\nFamThreadModel: single\nopenfam_model: memory_server\nruntime: NONE\nfam_client_interface_service_address: 10.0.0.5:8880\nlist:\n  - nested\n"), 0o644)
+	o.Settings = map[string]string{"RUNTIME": "PMIX"} // Fam_Options win over the file
+	f := open(t, o)
+	defer f.Finalize()
+	for name, want := range map[string]string{"FAM_THREAD_MODEL": "FAM_THREAD_SERIALIZE", "OPENFAM_MODEL": "memory_server",
+		"RUNTIME": "PMIX", "CIS_SERVER": "10.0.0.5", "GRPC_PORT": "8880"} {
+		if v, _ := f.Option(name); v != want {
+			t.Errorf("%s = %v, want %s", name, v, want)
+		}
+	}
 }

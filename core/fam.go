@@ -51,6 +51,9 @@ type itemKey struct{ region, offset uint64 }
 // by another process is reported with CodeResource after a short timeout.
 func Initialize(opts Options) (*Fam, error) {
 	const op = "fam_initialize"
+	if err := applyPEConfig(&opts); err != nil {
+		return nil, Errorf(CodeInvalid, op, "%v", err)
+	}
 	if err := checkSettings(opts.Settings); err != nil {
 		return nil, err
 	}

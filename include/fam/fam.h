@@ -404,6 +404,12 @@ class Fam_Descriptor {
         stat_valid_ = false;
     }
 
+    /* After a permission change through fam. */
+    void invalidate() {
+        std::lock_guard<std::mutex> g(mu_);
+        stat_valid_ = false;
+    }
+
     /* Keeps the global descriptor so the item can be found again after the
      * handle is gone. */
     void load_gd_locked() {
@@ -924,7 +930,7 @@ class fam {
 
     void fam_change_permissions(Fam_Descriptor *descriptor, mode_t accessPermissions) {
         compat_detail::check(::fam_change_permissions(h_(descriptor), accessPermissions));
-        descriptor->released_stat();
+        descriptor->invalidate();
     }
     void fam_change_permissions(Fam_Region_Descriptor *descriptor, mode_t accessPermissions) {
         compat_detail::check(::fam_change_region_permissions(rh_(descriptor), accessPermissions));
@@ -1219,9 +1225,6 @@ class fam_context : public fam {
     void fam_change_permissions(Fam_Descriptor *, mode_t) { compat_detail::noperm("fam_change_permissions"); }
     fam_context *fam_context_open() { compat_detail::noperm("fam_context_open"); }
     void fam_context_close(fam_context *) { compat_detail::noperm("fam_context_close"); }
-
-  private:
-    friend class fam;
 };
 
 inline fam_context *fam::fam_context_open() {

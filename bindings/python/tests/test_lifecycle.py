@@ -64,6 +64,6 @@ def test_finalize_then_initialize_again(fam):
     again.destroy()
 
 
-def test_group_and_options_pass_through():
+def test_group_must_be_str():
     with pytest.raises(TypeError):
         openfam.Fam(group=3).initialize()  # type: ignore[arg-type]
