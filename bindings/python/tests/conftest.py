@@ -12,7 +12,7 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Dict, Iterator, List
+from typing import Dict, Iterator, Sequence
 
 import pytest
 
@@ -46,17 +46,28 @@ def unique(prefix: str = "t") -> str:
     return "%s%s" % (prefix, uuid.uuid4().hex[:16])
 
 
-def run_python(code: str, store: Dict[str, str], timeout: float = 120, args: List[str] = ()) -> subprocess.CompletedProcess:
-    """Runs code in a fresh interpreter with its own store; never hangs the suite."""
+def run_python(
+    code: str, store: Dict[str, str], timeout: float = 120, args: Sequence[str] = ()
+) -> "subprocess.CompletedProcess[str]":
+    """Runs code as a script in a fresh interpreter with its own store.
+
+    The timeout makes a hang a failure instead of a stuck suite.
+    """
     env = dict(os.environ)
     env.update(store)
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    fd, path = tempfile.mkstemp(suffix=".py", dir=_TMP)
+    with os.fdopen(fd, "w") as f:
+        f.write(code)
+    try:
+        return subprocess.run(
+            [sys.executable, path, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    finally:
+        os.unlink(path)
 
 
 @pytest.fixture(scope="session")
