@@ -524,8 +524,9 @@ module OpenFAM {
     return r;
   }
 
-  private proc fromC(in v: fam_int128_t): Int128 {
-    const p = c_ptrTo(v): c_ptr(uint(64));
+  private proc fromC(v: fam_int128_t): Int128 {
+    var copy = v;
+    const p = c_ptrTo(copy): c_ptr(uint(64));
     return new Int128(lo = p[0], hi = p[1]: int(64));
   }
 
@@ -552,6 +553,15 @@ module OpenFAM {
                        attributes = st.region_attributes,
                        numMemservers = st.num_memservers,
                        interleaveSize = st.interleave_size);
+  }
+
+  // PE_ID and PE_COUNT come back from fam_get_option as a malloc'd int.
+  private proc intOption(name: string): int throws {
+    const p = fam_get_option(name.c_str());
+    if p == nil then throw lastError("fam_get_option(" + name + ")");
+    const v = (p: c_ptrConst(c_int))[0];
+    libcFree(p: c_ptr(void));
+    return v: int;
   }
 
   /* Starts this process's OpenFAM instance (``fam_initialize``) and
@@ -606,14 +616,6 @@ module OpenFAM {
 
     /* The number of PEs in the job (1 without a launcher). */
     proc peCount(): int throws { return try intOption("PE_COUNT"); }
-
-    private proc intOption(name: string): int throws {
-      const p = fam_get_option(name.c_str());
-      if p == nil then throw lastError("fam_get_option(" + name + ")");
-      const v = (p: c_ptrConst(c_int))[0];
-      libcFree(p: c_ptr(void));
-      return v: int;
-    }
 
     /* The value of option ``name`` (one of :proc:`listOptions`) as text. */
     proc option(name: string): string throws {
@@ -923,12 +925,13 @@ module OpenFAM {
       if n == 0 then return;
       const buf = c_ptrTo(A): c_ptr(void), c = ctxHandle(ctx);
       var rc: c_int;
-      if c == nil then
+      if c == nil {
         rc = if nonblocking then fam_get_nonblocking(buf, handle, off, n)
              else fam_get_blocking(buf, handle, off, n);
-      else
+      } else {
         rc = if nonblocking then fam_ctx_get_nonblocking(c, buf, handle, off, n)
              else fam_ctx_get_blocking(c, buf, handle, off, n);
+      }
       try check(rc, "get");
     }
 
@@ -941,12 +944,13 @@ module OpenFAM {
       // The C prototype takes void* for both directions; put only reads.
       const buf = c_ptrToConst(A): c_ptr(void), c = ctxHandle(ctx);
       var rc: c_int;
-      if c == nil then
+      if c == nil {
         rc = if nonblocking then fam_put_nonblocking(buf, handle, off, n)
              else fam_put_blocking(buf, handle, off, n);
-      else
+      } else {
         rc = if nonblocking then fam_ctx_put_nonblocking(c, buf, handle, off, n)
              else fam_ctx_put_blocking(c, buf, handle, off, n);
+      }
       try check(rc, "put");
     }
 
@@ -960,14 +964,15 @@ module OpenFAM {
             s = try byteOffset(stride), es = c_sizeof(t): uint(64);
       const buf = c_ptrTo(A): c_ptr(void), c = ctxHandle(ctx);
       var rc: c_int;
-      if c == nil then
+      if c == nil {
         rc = if nonblocking
              then fam_gather_nonblocking_strided(buf, handle, n, f, s, es)
              else fam_gather_blocking_strided(buf, handle, n, f, s, es);
-      else
+      } else {
         rc = if nonblocking
              then fam_ctx_gather_nonblocking_strided(c, buf, handle, n, f, s, es)
              else fam_ctx_gather_blocking_strided(c, buf, handle, n, f, s, es);
+      }
       try check(rc, "gather");
     }
 
@@ -980,14 +985,15 @@ module OpenFAM {
             s = try byteOffset(stride), es = c_sizeof(t): uint(64);
       const buf = c_ptrToConst(A): c_ptr(void), c = ctxHandle(ctx);
       var rc: c_int;
-      if c == nil then
+      if c == nil {
         rc = if nonblocking
              then fam_scatter_nonblocking_strided(buf, handle, n, f, s, es)
              else fam_scatter_blocking_strided(buf, handle, n, f, s, es);
-      else
+      } else {
         rc = if nonblocking
              then fam_ctx_scatter_nonblocking_strided(c, buf, handle, n, f, s, es)
              else fam_ctx_scatter_blocking_strided(c, buf, handle, n, f, s, es);
+      }
       try check(rc, "scatter");
     }
 
@@ -1003,14 +1009,15 @@ module OpenFAM {
       const buf = c_ptrTo(A): c_ptr(void), ix = c_ptrToConst(indices),
             c = ctxHandle(ctx);
       var rc: c_int;
-      if c == nil then
+      if c == nil {
         rc = if nonblocking
              then fam_gather_nonblocking_indexed(buf, handle, n, ix, es)
              else fam_gather_blocking_indexed(buf, handle, n, ix, es);
-      else
+      } else {
         rc = if nonblocking
              then fam_ctx_gather_nonblocking_indexed(c, buf, handle, n, ix, es)
              else fam_ctx_gather_blocking_indexed(c, buf, handle, n, ix, es);
+      }
       try check(rc, "gather");
     }
 
@@ -1025,14 +1032,15 @@ module OpenFAM {
       const buf = c_ptrToConst(A): c_ptr(void), ix = c_ptrToConst(indices),
             c = ctxHandle(ctx);
       var rc: c_int;
-      if c == nil then
+      if c == nil {
         rc = if nonblocking
              then fam_scatter_nonblocking_indexed(buf, handle, n, ix, es)
              else fam_scatter_blocking_indexed(buf, handle, n, ix, es);
-      else
+      } else {
         rc = if nonblocking
              then fam_ctx_scatter_nonblocking_indexed(c, buf, handle, n, ix, es)
              else fam_ctx_scatter_blocking_indexed(c, buf, handle, n, ix, es);
+      }
       try check(rc, "scatter");
     }
 
