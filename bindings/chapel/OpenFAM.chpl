@@ -619,8 +619,10 @@ module OpenFAM {
 
     /* The value of option ``name`` (one of :proc:`listOptions`) as text. */
     proc option(name: string): string throws {
-      if name == "PE_ID" || name == "PE_COUNT" then
-        return (try intOption(name)): string;
+      if name == "PE_ID" || name == "PE_COUNT" {
+        const v = try intOption(name);
+        return v: string;
+      }
       const p = fam_get_option(name.c_str());
       if p == nil then throw lastError("fam_get_option(" + name + ")");
       defer libcFree(p: c_ptr(void));
@@ -648,8 +650,8 @@ module OpenFAM {
     */
     proc createRegion(name: string, size: integral,
                       perm: integral = 0o777): owned Region throws {
-      const h = fam_create_region(name.c_str(), try byteOffset(size),
-                                  try toMode(perm), nil);
+      const sz = try byteOffset(size), mode = try toMode(perm);
+      const h = fam_create_region(name.c_str(), sz, mode, nil);
       if h == nil then throw lastError("fam_create_region(" + name + ")");
       return new Region(h);
     }
@@ -657,9 +659,9 @@ module OpenFAM {
     /* As above, with explicit region attributes. */
     proc createRegion(name: string, size: integral, perm: integral,
                       attr: fam_region_attr_t): owned Region throws {
+      const sz = try byteOffset(size), mode = try toMode(perm);
       var a = attr;
-      const h = fam_create_region(name.c_str(), try byteOffset(size),
-                                  try toMode(perm), c_ptrTo(a));
+      const h = fam_create_region(name.c_str(), sz, mode, c_ptrTo(a));
       if h == nil then throw lastError("fam_create_region(" + name + ")");
       return new Region(h);
     }
@@ -754,12 +756,13 @@ module OpenFAM {
 
     /* Grows the region, or shrinks it down to the end of its last item. */
     proc resize(nbytes: integral) throws {
-      try check(fam_resize_region(handle, try byteOffset(nbytes)),
-                "fam_resize_region");
+      const n = try byteOffset(nbytes);
+      try check(fam_resize_region(handle, n), "fam_resize_region");
     }
 
     proc changePermissions(perm: integral) throws {
-      try check(fam_change_region_permissions(handle, try toMode(perm)),
+      const mode = try toMode(perm);
+      try check(fam_change_region_permissions(handle, mode),
                 "fam_change_region_permissions");
     }
 
@@ -783,8 +786,8 @@ module OpenFAM {
                   perm: integral = 0o600): owned DataItem throws {
       var cname: c_ptrConst(c_char) = nil;
       if !name.isEmpty() then cname = name.c_str();
-      const h = fam_allocate(cname, try byteOffset(nbytes), try toMode(perm),
-                             handle);
+      const n = try byteOffset(nbytes), mode = try toMode(perm);
+      const h = fam_allocate(cname, n, mode, handle);
       if h == nil then throw lastError("fam_allocate(" + name + ")");
       return new DataItem(h);
     }
@@ -795,9 +798,10 @@ module OpenFAM {
                  perm: integral = 0o600): owned Pending throws {
       var cname: c_ptrConst(c_char) = nil;
       if !itemName.isEmpty() then cname = itemName.c_str();
+      const mode = try toMode(perm);
       var outItem: c_ptr(fam_desc_t);
-      const w = fam_restore_region(backupName.c_str(), handle, cname,
-                                   try toMode(perm), c_ptrTo(outItem));
+      const w = fam_restore_region(backupName.c_str(), handle, cname, mode,
+                                   c_ptrTo(outItem));
       if w == nil then
         throw lastError("fam_restore_region(" + backupName + ")");
       return new Pending(w, waitKind.restoreRegion, outItem);
@@ -870,9 +874,8 @@ module OpenFAM {
   /* A data item handle. Closed (``fam_close``) when deleted, unless
      :proc:`close` or :proc:`deallocate` ran first.
 
-     Data methods move whole Chapel arrays of numeric elements: ``offset``
-     is in bytes; element ``i`` of the array is ``A.size`` elements into
-     the transfer in the array's storage order. With ``nonblocking=true``
+     Data methods move whole Chapel arrays of numeric elements in the
+     arrays' storage order; ``offset`` is in bytes. With ``nonblocking=true``
      the array must stay alive and untouched until ``quiet`` of the same
      context returns. ``ctx`` selects a :class:`Context`; ``nil`` uses the
      default one. */
@@ -898,8 +901,8 @@ module OpenFAM {
     }
 
     proc changePermissions(perm: integral) throws {
-      try check(fam_change_permissions(handle, try toMode(perm)),
-                "fam_change_permissions");
+      const mode = try toMode(perm);
+      try check(fam_change_permissions(handle, mode), "fam_change_permissions");
     }
 
     proc stat(): FamStat throws {
@@ -909,7 +912,10 @@ module OpenFAM {
     }
 
     /* Size of the item in bytes. */
-    proc size(): uint(64) throws { return (try stat()).size; }
+    proc size(): uint(64) throws {
+      const st = try stat();
+      return st.size;
+    }
 
     /* The descriptor another process passes to :proc:`Fam.itemFromGlobal`. */
     proc global(): fam_global_desc_t throws {

@@ -228,8 +228,13 @@ def parse_ctype(tokens, where):
             base.append(t)
     if not base:
         raise CheckError(f"{where}: missing type in {' '.join(tokens)!r}")
-    if base[0] == "signed" and len(base) > 1:
-        base = base[1:]
+    # Spell integer types one way: "signed int" and "signed" are "int",
+    # "long int" is "long", "unsigned" is "unsigned int"; "signed char" stays
+    # apart from "char", as in C.
+    if base[0] == "signed" and base[1:] != ["char"]:
+        base = base[1:] or ["int"]
+    if base == ["unsigned"]:
+        base = ["unsigned", "int"]
     if base[-1] == "int" and len(base) > 1 and base[-2] in ("short", "long"):
         base = base[:-1]
     return CType(" ".join(base), consts)
