@@ -21,8 +21,6 @@ package capi
 import "C"
 
 import (
-	"fmt"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -73,7 +71,7 @@ func rc(err error) C.int {
 // panicError turns a recovered panic into FAM_EUNKNOWN: a panic must never
 // unwind into the C caller, where it would kill the host program.
 func panicError(op string, r any) error {
-	return core.Errorf(core.CodeUnknown, op, "internal error: %v\n%s", r, debug.Stack())
+	return core.Errorf(core.CodeUnknown, op, "internal error (a bug in libopenfam): %v", r)
 }
 
 // recoverInt is deferred by every export returning int.
@@ -137,5 +135,3 @@ func errNoMemory(op string) error {
 func errf(code core.Code, op, format string, args ...any) error {
 	return core.Errorf(code, op, format, args...)
 }
-
-var _ = fmt.Sprintf

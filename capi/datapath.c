@@ -124,6 +124,43 @@ static inline int ofam_take_operand(int min, double x, double y)
     return min ? y < x : y > x;
 }
 
+/* x + y with the word x as the instruction's destination operand: when both
+ * are NaN, SSE returns the destination's NaN, and Go's compiler puts x there;
+ * a C compiler may swap the operands of a commutative +, so this pins them.
+ * The integer versions are never used for Add (lock xadd is), only compiled. */
+#if defined(__x86_64__) && defined(__SSE2__)
+static inline float ofam_add_float(float x, float y)
+{
+    __asm__("addss %1, %0" : "+x"(x) : "x"(y));
+    return x;
+}
+
+static inline double ofam_add_double(double x, double y)
+{
+    __asm__("addsd %1, %0" : "+x"(x) : "x"(y));
+    return x;
+}
+#else
+static inline float ofam_add_float(float x, float y)
+{
+    return x + y;
+}
+
+static inline double ofam_add_double(double x, double y)
+{
+    return x + y;
+}
+#endif
+#define OFAM_INT_ADD(name, T)                           \
+    static inline T ofam_add_##name(T x, T y)           \
+    {                                                   \
+        return (T)(x + y);                              \
+    }
+OFAM_INT_ADD(int32, int32_t)
+OFAM_INT_ADD(int64, int64_t)
+OFAM_INT_ADD(uint32, uint32_t)
+OFAM_INT_ADD(uint64, uint64_t)
+
 #define OFAM_IS_FLOAT_S 0
 #define OFAM_IS_FLOAT_U 0
 #define OFAM_IS_FLOAT_F 1
@@ -157,7 +194,7 @@ static inline int ofam_take_operand(int min, double x, double y)
         memcpy(&y, &vb, sizeof y);                                                                 \
         switch (op) {                                                                              \
         case OFAM_OP_ADD:                                                                          \
-            r = x + y;                                                                             \
+            r = ofam_add_##name(x, y);                                                             \
             break;                                                                                 \
         case OFAM_OP_SUBTRACT:                                                                     \
             r = x - y;                                                                             \

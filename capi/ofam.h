@@ -147,7 +147,7 @@ int ofam_not_ready(const char *fn);
 /* Registers the fork handler once per process. */
 void ofam_register_atfork(void);
 
-/* ---- called from Go (capi/*.go) ------------------------------------------- */
+/* ---- called from Go (capi/ Go files) ---------------------------------------- */
 
 /* Sets the calling thread's error from n bytes at msg (not NUL-terminated;
  * truncated to fit). */

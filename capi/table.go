@@ -88,7 +88,7 @@ func lookup(op string, h uint64, kind uint32) (*entry, error) {
 	table.mu.RLock()
 	e := table.m[uint32(h)&indexMask]
 	table.mu.RUnlock()
-	if e != nil && e.h == h {
+	if e != nil && e.h == h && uint32(h>>C.OFAM_INDEX_BITS)&0xf == kind {
 		return e, nil
 	}
 	return nil, badHandle(op, h, kind)
@@ -214,4 +214,10 @@ func (e *entry) afterSlowOp() {
 	if e.needView.Load() && e.needView.CompareAndSwap(true, false) {
 		e.refresh()
 	}
+}
+
+// slotLive reports whether the C slot table, which the fast path consults,
+// considers h a live handle of kind.
+func slotLive(h uint64, kind uint32) bool {
+	return C.ofam_slot_live(C.uint64_t(h), C.uint32_t(kind)) != 0
 }
