@@ -589,3 +589,23 @@ func TestPEConfigFile(t *testing.T) {
 		}
 	}
 }
+
+func TestDeallocateRule(t *testing.T) {
+	o := testOpts(t)
+	f := open(t, o)
+	r, _ := f.CreateRegion("dr", 1<<16, 0o644, RegionAttr{PermLevel: PermDataItem})
+	ro, _ := r.Allocate("ro", 64, 0o444)
+	if err := ro.Deallocate(); err != nil {
+		t.Fatalf("owner may free a read-only item: %v", err)
+	}
+	r.Allocate("shared", 64, 0o666)
+	f.Finalize()
+	o.UID, o.GID = 5000, 5000
+	f2 := open(t, o)
+	defer f2.Finalize()
+	it, err := f2.Lookup("shared", "dr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, it.Deallocate(), CodeNoPerm) // region is 0644: others may not free
+}

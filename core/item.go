@@ -344,10 +344,10 @@ func (it *Item) Close() error {
 }
 
 // Deallocate frees the item's memory and name and releases every handle on
-// it. The caller needs write permission on the item.
+// it. The caller must own the item or have write permission on its region.
 func (it *Item) Deallocate() error {
 	const op = "fam_deallocate"
-	if _, err := it.use(op, RightWrite); err != nil {
+	if _, err := it.use(op, 0); err != nil {
 		return err
 	}
 	f := it.f
@@ -356,6 +356,14 @@ func (it *Item) Deallocate() error {
 	if err != nil {
 		f.mu.Unlock()
 		return Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
+	}
+	// As with unlink(2), freeing is a change to the container: the item's
+	// owner may always free it, anyone else needs write permission on the
+	// region (its own bits, whatever the permission level).
+	if reg, err := f.store.RegionByID(rec.RegionID); err != nil ||
+		(rec.UID != f.uid && rightsFor(reg.Mode, reg.UID, reg.GID, f.uid, f.gid)&RightWrite == 0) {
+		f.mu.Unlock()
+		return Errorf(CodeNoPerm, op, "only the owner of data item {%d, %d} or a writer of its region may deallocate it", rec.RegionID, rec.Offset)
 	}
 	if err := f.store.DeleteItem(rec.RegionID, rec.Offset); err != nil {
 		f.mu.Unlock()
