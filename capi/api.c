@@ -105,6 +105,12 @@ int fam_destroy_region(fam_region_t *r)
     return ofam_go_destroy_region(OFAM_H(r));
 }
 
+int fam_close_region(fam_region_t *r)
+{
+    OFAM_REQUIRE_READY_INT();
+    return ofam_go_close_region(OFAM_H(r));
+}
+
 int fam_resize_region(fam_region_t *r, uint64_t nbytes)
 {
     OFAM_REQUIRE_READY_INT();

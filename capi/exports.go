@@ -316,6 +316,21 @@ func ofam_go_destroy_region(h C.uint64_t) (r C.int) {
 	return 0
 }
 
+//export ofam_go_close_region
+func ofam_go_close_region(h C.uint64_t) (r C.int) {
+	const op = "fam_close_region"
+	defer recoverInt(op, &r)
+	_, reg, err := region(op, h)
+	if err != nil {
+		return setError(err)
+	}
+	if err := reg.Close(); err != nil {
+		return setError(err)
+	}
+	release(uint64(h), kindRegion)
+	return 0
+}
+
 //export ofam_go_resize_region
 func ofam_go_resize_region(h, n C.uint64_t) (r C.int) {
 	const op = "fam_resize_region"

@@ -209,6 +209,9 @@ fam_region_t *fam_create_region(const char *name, uint64_t size, mode_t perm, fa
 fam_region_t *fam_lookup_region(const char *name);
 /* Destroys the region and every item in it; releases r. Owner only. */
 int fam_destroy_region(fam_region_t *r);
+/* Releases the handle r; the region stays. (Not in OpenFAM, whose region
+ * descriptors are freed only by fam_destroy_region or finalize.) */
+int fam_close_region(fam_region_t *r);
 /* Grows (or shrinks down to the end of its last item) the region in place;
  * item offsets do not change. Owner only. */
 int fam_resize_region(fam_region_t *r, uint64_t nbytes);

@@ -183,6 +183,7 @@ module OpenFAM {
   extern proc fam_create_region(name: c_ptrConst(c_char), size: uint(64), perm: mode_t, attr: c_ptr(fam_region_attr_t)): c_ptr(fam_region_t);
   extern proc fam_lookup_region(name: c_ptrConst(c_char)): c_ptr(fam_region_t);
   extern proc fam_destroy_region(r: c_ptr(fam_region_t)): c_int;
+  extern proc fam_close_region(r: c_ptr(fam_region_t)): c_int;
   extern proc fam_resize_region(r: c_ptr(fam_region_t), nbytes: uint(64)): c_int;
   extern proc fam_change_region_permissions(r: c_ptr(fam_region_t), perm: mode_t): c_int;
   extern proc fam_stat_region(r: c_ptr(fam_region_t), outp: c_ptr(fam_stat_t)): c_int;
@@ -751,6 +752,12 @@ module OpenFAM {
     /* Destroys the region and every item in it (owner only). */
     proc destroy() throws {
       try check(fam_destroy_region(handle), "fam_destroy_region");
+      handle = nil;
+    }
+
+    /* Releases this handle; the region stays. */
+    proc close() throws {
+      try check(fam_close_region(handle), "fam_close_region");
       handle = nil;
     }
 
