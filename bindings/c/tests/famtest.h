@@ -1,7 +1,7 @@
 /*
  * famtest.h - helpers shared by the C test executables (cmocka).
  *
- * Each test executable calls famtest_use_fresh_store() before fam_initialize
+ * Each test executable calls famtest_use_fresh_store() first thing in main,
  * so that it runs against its own empty embedded store in a temporary
  * directory, and famtest_remove_store() when it is done.
  */
@@ -85,25 +85,53 @@
 
 static char famtest_dir[4096];
 
-/* Points OPENFAM_DATA_DIR, OPENFAM_SHM_DIR and OPENFAM_BACKUP_DIR at a new
- * empty temporary directory (under $TMPDIR or /tmp) and drops OPENFAM_SERVER
- * so the embedded store is used. Returns the directory (static storage). */
-static inline const char *famtest_use_fresh_store(const char *tag)
+/* Sets OPENFAM_DATA_DIR, OPENFAM_SHM_DIR and OPENFAM_BACKUP_DIR in the
+ * environment to dir, dir/shm and dir/backups, and drops OPENFAM_SERVER so
+ * the embedded store is used. */
+static inline void famtest_set_store_env(const char *dir)
+{
+    char path[4200];
+    setenv("OPENFAM_DATA_DIR", dir, 1);
+    snprintf(path, sizeof path, "%s/shm", dir);
+    setenv("OPENFAM_SHM_DIR", path, 1);
+    snprintf(path, sizeof path, "%s/backups", dir);
+    setenv("OPENFAM_BACKUP_DIR", path, 1);
+    unsetenv("OPENFAM_SERVER");
+}
+
+/* Makes a new empty directory under $TMPDIR (or /tmp) in buf. */
+static inline void famtest_mkdtemp(char *buf, size_t size, const char *tag)
 {
     const char *tmp = getenv("TMPDIR");
-    snprintf(famtest_dir, sizeof famtest_dir, "%s/openfam-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
-    if (mkdtemp(famtest_dir) == NULL) {
+    snprintf(buf, size, "%s/openfam-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
+    if (mkdtemp(buf) == NULL) {
         perror("mkdtemp");
         exit(2);
     }
-    char path[4200];
-    setenv("OPENFAM_DATA_DIR", famtest_dir, 1);
-    snprintf(path, sizeof path, "%s/shm", famtest_dir);
-    setenv("OPENFAM_SHM_DIR", path, 1);
-    snprintf(path, sizeof path, "%s/backups", famtest_dir);
-    setenv("OPENFAM_BACKUP_DIR", path, 1);
-    unsetenv("OPENFAM_SERVER");
-    return famtest_dir;
+}
+
+/* Makes this process run on its own new, empty embedded store: creates a
+ * temporary directory, points the OPENFAM_*_DIR variables at it and
+ * re-executes the program (argv) once. The re-execution is needed because
+ * libopenfam reads its environment when it is loaded (the Go runtime copies
+ * environ at start-up), so a setenv() in main would come too late. Returns
+ * the directory, after the re-execution. */
+static inline const char *famtest_use_fresh_store(const char *tag, char **argv)
+{
+    const char *have = getenv("FAMTEST_STORE");
+    if (have != NULL && *have != '\0') {
+        snprintf(famtest_dir, sizeof famtest_dir, "%s", have);
+        return famtest_dir;
+    }
+    famtest_mkdtemp(famtest_dir, sizeof famtest_dir, tag);
+    famtest_set_store_env(famtest_dir);
+    setenv("FAMTEST_STORE", famtest_dir, 1);
+    char pid[32];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid()); /* exec keeps the pid */
+    setenv("FAMTEST_OWNER_PID", pid, 1);
+    execv("/proc/self/exe", argv);
+    perror("execv /proc/self/exe");
+    exit(2);
 }
 
 static inline int famtest_rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -112,17 +140,25 @@ static inline int famtest_rm_entry(const char *path, const struct stat *sb, int 
     return remove(path);
 }
 
-/* Removes the store made by famtest_use_fresh_store, unless OPENFAM_TEST_KEEP
- * is set (to look at it after a failure). */
-static inline void famtest_remove_store(void)
+/* Removes a directory tree, unless OPENFAM_TEST_KEEP is set (to look at a
+ * store after a failure). */
+static inline void famtest_remove_dir(const char *dir)
 {
-    if (famtest_dir[0] == '\0')
-        return;
     if (getenv("OPENFAM_TEST_KEEP") != NULL) {
-        fprintf(stderr, "keeping test store %s\n", famtest_dir);
+        fprintf(stderr, "keeping test store %s\n", dir);
         return;
     }
-    nftw(famtest_dir, famtest_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    nftw(dir, famtest_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Removes the store made by famtest_use_fresh_store; only the process that
+ * made it does (child processes share it). */
+static inline void famtest_remove_store(void)
+{
+    const char *owner = getenv("FAMTEST_OWNER_PID");
+    if (famtest_dir[0] == '\0' || owner == NULL || atol(owner) != (long)getpid())
+        return;
+    famtest_remove_dir(famtest_dir);
 }
 
 /* Unique, valid names within one run, so tests do not depend on each other. */

@@ -40,15 +40,31 @@ static fam_desc_t *new_item(uint64_t nbytes)
     return assert_fam_ptr(fam_allocate(famtest_name("item"), nbytes, 0600, g_region));
 }
 
-/* Runs this executable again with args, returns its exit status (or 128+signal). */
-static int run_self(char *const args[])
+/* Runs this executable again with args and returns its exit status (or
+ * 128+signal). With store != NULL the child runs on that store instead of
+ * this process's (which is locked while this process is initialized). */
+static int run_self(char *const args[], const char *store)
 {
     char *argv[8] = {"/proc/self/exe"};
     for (int i = 0; args[i] != NULL && i < 6; i++)
         argv[i + 1] = args[i];
+    char *saved[3] = {NULL, NULL, NULL};
+    static const char *const vars[3] = {"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR"};
+    if (store != NULL) {
+        for (int i = 0; i < 3; i++)
+            saved[i] = strdup(getenv(vars[i]));
+        famtest_set_store_env(store);
+    }
     pid_t pid;
-    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0)
-        fail_msg("posix_spawn failed");
+    int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+    if (store != NULL) {
+        for (int i = 0; i < 3; i++) {
+            setenv(vars[i], saved[i], 1);
+            free(saved[i]);
+        }
+    }
+    if (err != 0)
+        fail_msg("posix_spawn failed: %s", strerror(err));
     int status;
     if (waitpid(pid, &status, 0) != pid)
         fail_msg("waitpid failed");
@@ -85,7 +101,6 @@ static void test_calls_before_initialize(void **state)
     assert_fam_err(fam_barrier_all(), FAM_EINVAL);
     assert_fam_err(fam_finalize("test"), FAM_EINVAL);
     assert_fam_err(fam_get_blocking(&buf, GARBAGE_PTR, 0, 8), FAM_EINVAL);
-    assert_fam_err(fam_abort(3), FAM_EINVAL);
     assert_int_equal(fam_progress(), 0);
 }
 
@@ -968,7 +983,7 @@ static void check_strided_errors(const char *name, strided_fn f)
         {0, 0, 1, 8, FAM_EINVAL},
         {1, 0, 1, 0, FAM_EINVAL},
         {1, ELEMS, 1, 8, FAM_ERANGE},
-        {8, 0, 9, 8, FAM_ERANGE},          /* last element 63 fits, 8*9=72 does not */
+        {9, 0, 8, 8, FAM_ERANGE}, /* elements 0, 8, ... 64: the last is one past the end */
         {2, 0, UINT64_MAX / 8, 8, FAM_ERANGE},
         {2, 0, UINT64_MAX, 8, FAM_ERANGE},
         {1, UINT64_MAX, 1, 8, FAM_ERANGE},
@@ -1319,11 +1334,10 @@ static void test_backup_errors(void **state)
     fam_wait_t *w = assert_fam_ptr(fam_backup(d, "bk-dup", NULL));
     assert_fam_ok(fam_backup_wait(w));
     w = fam_backup(d, "bk-dup", NULL);
-    if (w == NULL) {
-        assert_int_equal(fam_errcode(), FAM_EEXIST);
-    } else {
-        assert_fam_err(fam_backup_wait(w), FAM_EEXIST);
-    }
+    int code = w == NULL ? fam_errcode() : -fam_backup_wait(w);
+    if (code != FAM_EEXIST && code != FAM_EBACKUPNOTCREATED)
+        fail_msg("second backup named bk-dup: error %d (%s), want FAM_EEXIST or FAM_EBACKUPNOTCREATED",
+                 code, fam_errmsg());
     w = assert_fam_ptr(fam_delete_backup("bk-dup"));
     assert_fam_ok(fam_delete_backup_wait(w));
     assert_fam_ok(fam_deallocate(d));
@@ -1468,8 +1482,12 @@ static void test_context_quiet_is_per_context(void **state)
 static void test_abort_ends_the_process(void **state)
 {
     (void)state;
+    char store[4096];
+    famtest_mkdtemp(store, sizeof store, "abort");
     char *args[] = {"--abort-child", NULL};
-    assert_int_equal(run_self(args), 7);
+    int status = run_self(args, store);
+    famtest_remove_dir(store);
+    assert_int_equal(status, 7);
 }
 
 static void test_prepare_persistent_data(void **state)
@@ -1528,14 +1546,14 @@ static void test_persistence_across_processes(void **state)
 {
     (void)state;
     char *args[] = {"--check-persist", NULL};
-    assert_int_equal(run_self(args), 0);
+    assert_int_equal(run_self(args, NULL), 0);
 }
 
 /* ---- child modes ------------------------------------------------------------------ */
 
+/* Runs in a new process on a store of its own (see run_self). */
 static int child_abort(void)
 {
-    famtest_use_fresh_store("abort");
     if (fam_initialize("child", NULL) != 0)
         return 90;
     fam_abort(7);
@@ -1588,7 +1606,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--check-persist") == 0)
         return child_check_persist();
 
-    famtest_use_fresh_store("capi");
+    famtest_use_fresh_store("capi", argv);
     const struct CMUnitTest before[] = {
         cmocka_unit_test(test_error_state_starts_clear),
         cmocka_unit_test(test_calls_before_initialize),

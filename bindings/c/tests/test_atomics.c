@@ -408,9 +408,10 @@ static void test_atomics_need_permission(void **state)
 #define REG_CAS(T, CT, ISF) cmocka_unit_test(test_cas_##T##_def), cmocka_unit_test(test_cas_##T##_ctx),
 #define REG_BITS(T, CT, ISF) cmocka_unit_test(test_bits_##T##_def), cmocka_unit_test(test_bits_##T##_ctx),
 
-int main(void)
+int main(int argc, char **argv)
 {
-    famtest_use_fresh_store("atomics");
+    (void)argc;
+    famtest_use_fresh_store("atomics", argv);
     const struct CMUnitTest tests[] = {
         ALL_TYPES(REG_ARITH)
         INT_TYPES(REG_CAS)

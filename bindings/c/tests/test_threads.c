@@ -291,9 +291,10 @@ static void test_shared_context(void **state)
     assert_fam_ok(fam_deallocate(d));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    famtest_use_fresh_store("threads");
+    (void)argc;
+    famtest_use_fresh_store("threads", argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fetch_add_int64_8_threads),
         cmocka_unit_test(test_add_double_8_threads),
