@@ -37,6 +37,7 @@ func ofam_go_initialize(group *C.char, opts *C.fam_options_t) (r C.int) {
 	if inst.fam.Load() != nil {
 		return setError(errf(core.CodeInvalid, op, "already initialized (call fam_finalize first)"))
 	}
+	syncEnviron()
 	o := core.DefaultOptions()
 	o.Group = goString(group)
 	o.Settings = optionSettings(opts)
