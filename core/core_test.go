@@ -609,3 +609,25 @@ func TestDeallocateRule(t *testing.T) {
 	}
 	wantCode(t, it.Deallocate(), CodeNoPerm) // region is 0644: others may not free
 }
+
+func TestIdentityView(t *testing.T) {
+	f := open(t, testOpts(t))
+	defer f.Finalize()
+	r, _ := f.CreateRegion("view", 1<<16, 0o640, RegionAttr{})
+	r.Allocate("x", 64, 0o600)
+	other := f.As(7000, 7000)
+	if uid, _ := other.Identity(); uid != 7000 {
+		t.Fatal("identity not kept")
+	}
+	_, err := other.Lookup("x", "view")
+	wantCode(t, err, CodeNoPerm)
+	grp := f.As(7001, func() uint32 { _, g := f.Identity(); return g }())
+	it, err := grp.Lookup("x", "view") // group class of region mode 0640: read only
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, f.Default().Put([]byte{1}, it, 0), CodeNoPerm)
+	if err := f.Default().Get(make([]byte, 1), it, 0); err != nil {
+		t.Fatal(err)
+	}
+}

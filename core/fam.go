@@ -22,9 +22,14 @@ import (
 // embedded mode): metadata in a bbolt store under Options.DataDir, each
 // region a file mapped into this process.
 type Fam struct {
+	*famState
+	uid uint32 // identity permission checks use (see As)
+	gid uint32
+}
+
+// famState is the instance proper, shared by every identity view of it.
+type famState struct {
 	opts    Options
-	uid     uint32
-	gid     uint32
 	peID    int
 	peCount int
 	storeID string // distinguishes this store's volatile files from other stores'
@@ -44,6 +49,18 @@ type Fam struct {
 	closed atomic.Bool
 }
 
+// As returns a view of the instance that acts for another identity: every
+// permission check of calls made through it, and of handles it returns,
+// uses uid and gid. Servers (famd) use one view per authenticated client.
+// The view shares everything else; finalizing any view finalizes the
+// instance.
+func (f *Fam) As(uid, gid uint32) *Fam {
+	return &Fam{famState: f.famState, uid: uid, gid: gid}
+}
+
+// Identity returns the uid and gid permission checks use for this view.
+func (f *Fam) Identity() (uid, gid uint32) { return f.uid, f.gid }
+
 type itemKey struct{ region, offset uint64 }
 
 // Initialize starts an instance with opts (see DefaultOptions). It creates
@@ -58,14 +75,14 @@ func Initialize(opts Options) (*Fam, error) {
 		return nil, err
 	}
 	opts.resolveDirs()
-	f := &Fam{
+	f := &Fam{famState: &famState{
 		opts:     opts,
 		regions:  map[uint64]*regionState{},
 		items:    map[itemKey]map[*Item]struct{}{},
 		rhandles: map[uint64]map[*Region]struct{}{},
 		lazy:     map[*Item]struct{}{},
 		contexts: map[*Context]struct{}{},
-	}
+	}}
 	f.uid, f.gid = uint32(os.Getuid()), uint32(os.Getgid())
 	if opts.UID >= 0 {
 		f.uid = uint32(opts.UID)

@@ -1,0 +1,78 @@
+// Package transport is the data plane between PEs and memory servers: get,
+// put, gather/scatter and atomics on data items named by keys, over any
+// stream connection (TCP between hosts, a Unix socket on one host). The
+// frame format is specified in spec/wire.md and coded by package wire.
+//
+// The Client and Server here are the sockets provider; the Provider-neutral
+// surface (Key, Memory, Error) is what a future RDMA provider implements too.
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Key is an item capability: 16 random bytes issued by the server after the
+// permission check, revoked when the item's permissions change or it is
+// deallocated.
+type Key [16]byte
+
+// Rights bits carried with a key.
+const (
+	RightRead  uint8 = 1
+	RightWrite uint8 = 2
+)
+
+// Memory is what a Server serves: it maps a key to the item's bytes (a
+// slice of the server's mapping of the region heap; Put payloads are read
+// from the socket straight into it) and the key holder's rights. ok is
+// false for an unknown or revoked key. Safe for concurrent use.
+type Memory interface {
+	Resolve(key Key) (mem []byte, rights uint8, ok bool)
+}
+
+// FDSource, when a Server has one, lets same-host clients map items
+// themselves: OpenFD returns the region heap file (opened read-only unless
+// the key grants write), the item's offset in it, its size and the rights.
+// The Server passes the descriptor with SCM_RIGHTS on Unix sockets only.
+type FDSource interface {
+	OpenFD(key Key) (f *os.File, offset, size uint64, rights uint8, err error)
+}
+
+// ServerOptions configure a Server.
+type ServerOptions struct {
+	// Token, when not empty, must be presented in the Hello frame before any
+	// other request on a connection (used on TCP listeners).
+	Token string
+	// FDs answers OpenFD requests on Unix connections; nil refuses them.
+	FDs FDSource
+	// Logf receives one line per connection-level event; nil is silent.
+	Logf func(format string, args ...any)
+}
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	Conns     int           // connections in the pool; default 4
+	Token     string        // sent in the Hello frame
+	Timeout   time.Duration // per operation; default 30s
+	ChunkSize int           // largest payload per frame; default 1 MiB
+}
+
+// Error is a failure reported by the server: Code is an OpenFAM FAM_E*
+// number (13 out of range, 2 no permission, 4 invalid, ...).
+type Error struct {
+	Code int32
+	Msg  string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s (FAM error %d)", e.Msg, e.Code) }
+
+// ErrStaleKey means the server does not know the key (revoked, or the
+// server restarted): the client should resolve the item again.
+var ErrStaleKey = errors.New("transport: unknown or revoked item key")
+
+// ErrUnavailable wraps connection failures and timeouts: the server is
+// unreachable or did not answer within the timeout.
+var ErrUnavailable = errors.New("transport: memory server unavailable")
