@@ -541,3 +541,14 @@ func (it *Item) unmapAll() {
 		_ = unix.Munmap(m)
 	}
 }
+
+// File returns the path of the region heap file holding the item and the
+// item's byte offset in it, for servers that hand same-host clients a
+// descriptor to map (famd). Errors as for any use of the handle.
+func (it *Item) File() (path string, offset uint64, err error) {
+	v, err := it.use("fam_item_file", 0)
+	if err != nil {
+		return "", 0, err
+	}
+	return v.rs.path, it.g.Offset, nil
+}
