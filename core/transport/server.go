@@ -1,0 +1,487 @@
+package transport
+
+import (
+	"bufio"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"net"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gofam/openfam/core/amo"
+	"github.com/gofam/openfam/core/wire"
+)
+
+// OpenFAM error numbers the server answers with (include/openfam.h).
+const (
+	codeNoPerm     = 2
+	codeInvalid    = 4
+	codeOutOfRange = 13
+	codeUnimpl     = 16
+)
+
+// Server serves the data plane of spec/wire.md over stream listeners.
+// Each connection is served by one goroutine that executes its requests in
+// arrival order and answers each with a reply carrying the request id.
+type Server struct {
+	mem  Memory
+	opts ServerOptions
+
+	mu     sync.Mutex
+	closed bool
+	lns    map[net.Listener]struct{}
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+// NewServer returns a Server answering requests on the items mem resolves.
+// It serves nothing until Serve is called.
+func NewServer(mem Memory, opts ServerOptions) *Server {
+	return &Server{mem: mem, opts: opts, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+}
+
+// Serve accepts connections on l and serves them until Close; it may be
+// called for several listeners at once (say TCP and Unix). It returns nil
+// after Close, else the error that stopped Accept. The Server owns l and
+// closes it.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return nil
+	}
+	s.lns[l] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			delete(s.lns, l)
+			s.mu.Unlock()
+			l.Close()
+			if closed {
+				return nil
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops every Serve, closes every connection (requests in flight get
+// no reply) and waits until all handlers have returned. It is safe to call
+// more than once and from any goroutine.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for l := range s.lns {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+// sconn is one served connection.
+type sconn struct {
+	s       *Server
+	c       net.Conn
+	br      *bufio.Reader
+	bw      *bufio.Writer
+	hdr     [wire.HeaderSize]byte
+	scratch []byte // index arrays and small payloads, reused across requests
+	authed  bool
+}
+
+// replyError is a request failure answered with a status; anything else
+// returned while serving a request ends the connection.
+type replyError struct {
+	status uint32
+	msg    string
+}
+
+func fail(code uint32, format string, args ...any) *replyError {
+	return &replyError{status: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func (s *Server) serveConn(c net.Conn) {
+	defer c.Close()
+	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(c, 64<<10), bw: bufio.NewWriterSize(c, 64<<10),
+		authed: s.opts.Token == ""}
+	for {
+		h, err := wire.ReadHeader(sc.br, &sc.hdr)
+		if err == nil && h.IsReply() {
+			err = fmt.Errorf("%w: reply frame sent to the server", wire.ErrMalformed)
+		}
+		if err != nil {
+			if errors.Is(err, wire.ErrMalformed) {
+				s.logf("data plane: closing connection from %v: %v", c.RemoteAddr(), err)
+			}
+			return
+		}
+		if !sc.authed && h.Op != wire.OpHello {
+			sc.discard(h.PayloadLen)
+			sc.replyErr(h, fail(codeNoPerm, "the first request must be Hello with the cluster token"))
+			sc.bw.Flush()
+			s.logf("data plane: closing unauthenticated connection from %v", c.RemoteAddr())
+			return
+		}
+		if err := sc.serve(h); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.logf("data plane: connection from %v: %v", c.RemoteAddr(), err)
+			}
+			return
+		}
+		// Replies are batched while more pipelined requests are already
+		// buffered, and flushed once the client has nothing else queued.
+		if sc.br.Buffered() == 0 {
+			if err := sc.bw.Flush(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// serve executes one request whose header has been read; the payload is
+// still on the socket. A non-nil result ends the connection.
+func (sc *sconn) serve(h wire.Header) error {
+	var (
+		rerr *replyError
+		err  error
+	)
+	switch h.Op {
+	case wire.OpHello:
+		rerr, err = sc.hello(h)
+	case wire.OpPing:
+		return sc.replyOK(h, nil)
+	case wire.OpGet:
+		mem, r := sc.resolve(h, RightRead)
+		if r == nil && h.Arg[1] > wire.MaxPayload {
+			r = fail(codeInvalid, "get of %d bytes exceeds the frame limit of %d", h.Arg[1], wire.MaxPayload)
+		}
+		if r == nil {
+			r = span(h.Arg[0], h.Arg[1], uint64(len(mem)))
+		}
+		if r != nil {
+			return sc.replyErr(h, r)
+		}
+		return sc.replyOK(h, mem[h.Arg[0]:h.Arg[0]+h.Arg[1]])
+	case wire.OpPut:
+		mem, r := sc.resolve(h, RightWrite)
+		if r == nil {
+			r = span(h.Arg[0], h.Arg[1], uint64(len(mem)))
+		}
+		if r != nil {
+			if err := sc.discard(h.PayloadLen); err != nil {
+				return err
+			}
+			return sc.replyErr(h, r)
+		}
+		// The payload goes from the socket straight into the item.
+		if _, err := io.ReadFull(sc.br, mem[h.Arg[0]:h.Arg[0]+h.Arg[1]]); err != nil {
+			return err
+		}
+		return sc.replyOK(h, nil)
+	case wire.OpGatherStrided, wire.OpScatterStrided, wire.OpGatherIndexed, wire.OpScatterIndexed:
+		rerr, err = sc.gatherScatter(h)
+	case wire.OpAtomic:
+		rerr, err = sc.atomic(h)
+	case wire.OpOpenFD:
+		rerr, err = sc.openFD(h)
+	}
+	if err != nil {
+		return err
+	}
+	if rerr != nil {
+		return sc.replyErr(h, rerr)
+	}
+	return nil
+}
+
+func (sc *sconn) hello(h wire.Header) (*replyError, error) {
+	tok, err := sc.payload(h.PayloadLen)
+	if err != nil {
+		return nil, err
+	}
+	want := sc.s.opts.Token
+	if want != "" && subtle.ConstantTimeCompare(tok, []byte(want)) != 1 {
+		sc.replyErr(h, fail(codeNoPerm, "wrong cluster token"))
+		sc.bw.Flush()
+		sc.s.logf("data plane: wrong token from %v, closing", sc.c.RemoteAddr())
+		return nil, io.EOF
+	}
+	sc.authed = true
+	return nil, sc.replyOK(h, nil)
+}
+
+// resolve looks the key up and checks that it grants need.
+func (sc *sconn) resolve(h wire.Header, need uint8) ([]byte, *replyError) {
+	mem, rights, ok := sc.s.mem.Resolve(Key(h.Key))
+	if !ok {
+		return nil, &replyError{status: wire.StatusStaleKey, msg: "unknown or revoked item key"}
+	}
+	if rights&need != need {
+		return nil, fail(codeNoPerm, "%v needs %s permission on the data item", h.Op, rightsName(need))
+	}
+	return mem, nil
+}
+
+func rightsName(r uint8) string {
+	switch r {
+	case RightRead:
+		return "read"
+	case RightWrite:
+		return "write"
+	}
+	return "read and write"
+}
+
+// span checks n bytes at off against an item of size bytes, with the
+// core's codes: zero length is invalid, anything past the end out of range.
+func span(off, n, size uint64) *replyError {
+	if n == 0 {
+		return fail(codeInvalid, "transfer size is 0")
+	}
+	if off > size || n > size-off {
+		return fail(codeOutOfRange, "offset %d + %d bytes exceeds the data item of %d bytes", off, n, size)
+	}
+	return nil
+}
+
+func (sc *sconn) gatherScatter(h wire.Header) (*replyError, error) {
+	gather := h.Op == wire.OpGatherStrided || h.Op == wire.OpGatherIndexed
+	indexed := h.Op == wire.OpGatherIndexed || h.Op == wire.OpScatterIndexed
+	n, esize := h.Arg[1], h.Arg[3]
+	need := RightWrite
+	if gather {
+		need = RightRead
+	}
+	// The index array comes first in an indexed request's payload.
+	var index []byte
+	if indexed {
+		var err error
+		if index, err = sc.payload(uint32(n * 8)); err != nil {
+			return nil, err
+		}
+	}
+	dataLen := uint32(h.PayloadLen) - uint32(len(index)) // scatter data still on the socket
+	mem, r := sc.resolve(h, need)
+	if r == nil && (n == 0 || esize == 0) {
+		r = fail(codeInvalid, "element count and element size must be > 0 (got %d, %d)", n, esize)
+	}
+	if hi, lo := bits.Mul64(n, esize); r == nil && gather && (hi != 0 || lo > wire.MaxPayload) {
+		// Indexed and scatter requests already fit a frame (wire.Check);
+		// a strided gather's reply must too.
+		r = fail(codeInvalid, "gather of %d elements of %d bytes exceeds the frame limit of %d", n, esize, wire.MaxPayload)
+	}
+	size := uint64(len(mem))
+	// Validate every element before touching memory, so that a bad one
+	// leaves the item unchanged.
+	at := func(i uint64) uint64 { return binary.LittleEndian.Uint64(index[8*i:]) * esize }
+	if r == nil && indexed {
+		for i := uint64(0); i < n; i++ {
+			e := binary.LittleEndian.Uint64(index[8*i:])
+			if r = element(i, e, esize, size); r != nil {
+				break
+			}
+		}
+	} else if r == nil {
+		first, stride := h.Arg[0], h.Arg[2]
+		// Elements ascend with i, so the last one bounds them all.
+		last := first
+		if n > 1 && stride > (^uint64(0)-first)/(n-1) {
+			r = fail(codeOutOfRange, "element %d's index overflows", n-1)
+		} else {
+			last = first + (n-1)*stride
+			r = element(n-1, last, esize, size)
+		}
+		at = func(i uint64) uint64 { return (first + i*stride) * esize }
+	}
+	if r != nil {
+		return r, sc.discard(dataLen)
+	}
+	if !gather {
+		for i := uint64(0); i < n; i++ {
+			o := at(i)
+			if _, err := io.ReadFull(sc.br, mem[o:o+esize]); err != nil {
+				return nil, err
+			}
+		}
+		return nil, sc.replyOK(h, nil)
+	}
+	if err := sc.header(h, wire.StatusOK, uint32(n*esize)); err != nil {
+		return nil, err
+	}
+	for i := uint64(0); i < n; i++ {
+		o := at(i)
+		if _, err := sc.bw.Write(mem[o : o+esize]); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// element checks element i with item index e (in elements) against size.
+func element(i, e, esize, size uint64) *replyError {
+	if e > (^uint64(0))/esize {
+		return fail(codeOutOfRange, "element %d's index overflows", i)
+	}
+	o := e * esize
+	if o > size || esize > size-o {
+		return fail(codeOutOfRange, "element %d at byte %d (+%d) is beyond the data item of %d bytes", i, o, esize, size)
+	}
+	return nil
+}
+
+func (sc *sconn) atomic(h wire.Header) (*replyError, error) {
+	args, err := sc.payload(wire.AtomicArgsSize)
+	if err != nil {
+		return nil, err
+	}
+	le := binary.LittleEndian
+	v := amo.Value{Lo: le.Uint64(args[0:]), Hi: le.Uint64(args[8:])}
+	cmp := amo.Value{Lo: le.Uint64(args[16:]), Hi: le.Uint64(args[24:])}
+	off := h.Arg[0]
+	if h.Arg[1] > 255 || h.Arg[2] > 255 || !amo.Valid(amo.Kind(h.Arg[1]), amo.Op(h.Arg[2])) {
+		return fail(codeInvalid, "atomic op %d not defined for operand type %d", h.Arg[2], h.Arg[1]), nil
+	}
+	k, op := amo.Kind(h.Arg[1]), amo.Op(h.Arg[2])
+	var need uint8
+	if op.Modifies() {
+		need |= RightWrite
+	}
+	if h.Flags&wire.FlagFetch != 0 || op == amo.Fetch {
+		need |= RightRead
+	}
+	mem, r := sc.resolve(h, need)
+	if r != nil {
+		return r, nil
+	}
+	size := k.Size()
+	if r := span(off, size, uint64(len(mem))); r != nil {
+		return r, nil
+	}
+	if off%size != 0 {
+		return fail(codeInvalid, "offset %d is not a multiple of the operand size %d", off, size), nil
+	}
+	old, err := amo.Do(unsafe.Pointer(&mem[off]), k, op, v, cmp)
+	if err != nil {
+		// The item itself is misaligned in the mapping.
+		return fail(codeInvalid, "%v", err), nil
+	}
+	var res [wire.AtomicResultSize]byte
+	le.PutUint64(res[0:], old.Lo)
+	le.PutUint64(res[8:], old.Hi)
+	return nil, sc.replyOK(h, res[:])
+}
+
+func (sc *sconn) openFD(h wire.Header) (*replyError, error) {
+	uc, ok := sc.c.(*net.UnixConn)
+	if !ok || sc.s.opts.FDs == nil {
+		return fail(codeUnimpl, "OpenFD is served on the Unix socket of a server that shares its files"), nil
+	}
+	f, off, size, rights, err := sc.s.opts.FDs.OpenFD(Key(h.Key))
+	if err != nil {
+		var e *Error
+		switch {
+		case errors.Is(err, ErrStaleKey):
+			return &replyError{status: wire.StatusStaleKey, msg: "unknown or revoked item key"}, nil
+		case errors.As(err, &e):
+			return fail(uint32(e.Code), "%s", e.Msg), nil
+		}
+		return fail(codeInvalid, "%v", err), nil
+	}
+	defer f.Close()
+	// The descriptor rides on the reply header's bytes, so everything
+	// before it must be on the socket first.
+	if err := sc.bw.Flush(); err != nil {
+		return nil, err
+	}
+	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, ID: h.ID, Arg: [4]uint64{off, size, uint64(rights)}}
+	var b [wire.HeaderSize]byte
+	rh.Encode(b[:])
+	n, _, err := uc.WriteMsgUnix(b[:], unix.UnixRights(int(f.Fd())), nil)
+	if err == nil && n < len(b) {
+		_, err = sc.bw.Write(b[n:])
+	}
+	return nil, err
+}
+
+// payload reads a request payload of n bytes into the scratch buffer.
+func (sc *sconn) payload(n uint32) ([]byte, error) {
+	if cap(sc.scratch) < int(n) {
+		sc.scratch = make([]byte, n)
+	}
+	b := sc.scratch[:n]
+	_, err := io.ReadFull(sc.br, b)
+	return b, err
+}
+
+// discard skips n payload bytes so the stream stays in step after a
+// refused request.
+func (sc *sconn) discard(n uint32) error {
+	_, err := sc.br.Discard(int(n))
+	return err
+}
+
+func (sc *sconn) header(h wire.Header, status, plen uint32) error {
+	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, Status: status, PayloadLen: plen, ID: h.ID}
+	var b [wire.HeaderSize]byte
+	rh.Encode(b[:])
+	_, err := sc.bw.Write(b[:])
+	return err
+}
+
+func (sc *sconn) replyOK(h wire.Header, payload []byte) error {
+	if err := sc.header(h, wire.StatusOK, uint32(len(payload))); err != nil {
+		return err
+	}
+	_, err := sc.bw.Write(payload)
+	return err
+}
+
+func (sc *sconn) replyErr(h wire.Header, r *replyError) error {
+	msg := r.msg
+	if len(msg) > wire.MaxMessage {
+		msg = msg[:wire.MaxMessage]
+	}
+	if err := sc.header(h, r.status, uint32(len(msg))); err != nil {
+		return err
+	}
+	_, err := sc.bw.WriteString(msg)
+	return err
+}
