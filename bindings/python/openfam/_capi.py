@@ -29,7 +29,7 @@ from ctypes import (
 )
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ._errors import FamError, ForkedChildError, LibraryNotFoundError
 
@@ -84,7 +84,7 @@ OPTION_FIELDS = (
 
 
 class OptionsT(Structure):
-    _fields_ = [(f, c_char_p) for f in OPTION_FIELDS] + [
+    _fields_ = [(f, c_char_p) for f in OPTION_FIELDS] + [  # type: ignore[assignment]
         ("local_buf_addr", c_void_p),
         ("local_buf_size", c_uint64),
     ]
@@ -93,7 +93,7 @@ class OptionsT(Structure):
 assert ctypes.sizeof(RegionAttr) == 16 and ctypes.sizeof(GlobalDesc) == 16
 
 # Atomic value types by the C suffix.
-SCALARS = {
+SCALARS: Dict[str, Any] = {
     "int32": c_int32,
     "int64": c_int64,
     "uint32": c_uint32,
@@ -182,6 +182,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     _fn(lib, "fam_initialize", i, c_char_p, POINTER(OptionsT))
     _fn(lib, "fam_finalize", i, c_char_p)
     _fn(lib, "fam_barrier_all", i)
+    _fn(lib, "fam_abort", i, i)
     _fn(lib, "fam_list_options", vp)
     _fn(lib, "fam_get_option", vp, c_char_p)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import html
+import sys
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -566,6 +567,7 @@ class DataItem:
         self._queue = ctx._queue if ctx is not None else fam._queue
         self._bufcache: Tuple[Any, int, int, Any] = (_NOBUF, 0, 0, None)
         self._view: Optional[memoryview] = None
+        self._carr: Optional[Any] = None
         self._map_addr = 0
         if ctx is None:
             fam._children.add(self)
@@ -899,6 +901,9 @@ class DataItem:
             raise InvalidOperation(_EINVALIDOP, "map the item itself, not its context view")
         if self._view is not None:
             return self._view
+        if self._carr is not None:
+            self._view = memoryview(self._carr).cast("B")
+            return self._view
         p = L.map(self._h)
         if not p:
             err = last_error()
@@ -914,6 +919,7 @@ class DataItem:
         # memory that an array still points into.
         carr._owner = self  # type: ignore[attr-defined]
         self._map_addr = p
+        self._carr = carr
         self._view = memoryview(carr).cast("B")
         return self._view
 
@@ -925,35 +931,53 @@ class DataItem:
         ``offset`` bytes. Writes to the array are writes to FAM.
         """
         view = self.map()
+        # Each array gets its own buffer export of the mapped block (not of
+        # the cached view), so _release_views() can count it.
+        carr: Any = self._carr
         dt = np.dtype(dtype)
         if shape is None:
             count = (len(view) - offset) // dt.itemsize
-            return np.frombuffer(view, dtype=dt, count=count, offset=offset)
+            return np.frombuffer(carr, dtype=dt, count=count, offset=offset)
         shp = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         count = int(np.prod(shp, dtype=np.int64))
         if offset < 0 or offset + count * dt.itemsize > len(view):
             raise InvalidArgument(
                 _EINVAL, "shape %s of %s at offset %d exceeds the item's %d bytes" % (shp, dt, offset, len(view))
             )
-        return np.frombuffer(view, dtype=dt, count=count, offset=offset).reshape(shp)
+        return np.frombuffer(carr, dtype=dt, count=count, offset=offset).reshape(shp)
 
     def unmap(self) -> None:
         """Releases the mapping made by :meth:`map` (a no-op if unmapped).
 
         Raises BufferError while arrays from :meth:`as_array` still exist.
         """
-        if self._view is None:
+        if self._carr is None:
             return
-        try:
-            self._view.release()
-        except BufferError:
+        if not self._release_views():
             raise BufferError(
                 "numpy arrays or memoryviews made from item %r's map() still "
                 "exist; delete them before unmap/close/deallocate" % self._name
-            ) from None
-        self._view = None
+            )
+        self._carr = None
         addr, self._map_addr = self._map_addr, 0
         check(L.unmap(addr, self._h))
+
+    def _release_views(self) -> bool:
+        """Releases the cached view; True when no other view of the map is left.
+
+        Every memoryview or array over the mapped block holds a buffer export
+        of the ctypes array, and each export holds one reference to it, so
+        its reference count tells whether anything still points into the
+        mapping (slices of the cached view included).
+        """
+        if self._view is not None:
+            try:
+                self._view.release()
+            except BufferError:
+                return False
+            self._view = None
+        # Our attribute and getrefcount's own argument: nothing else.
+        return sys.getrefcount(self._carr) <= 2
 
     # ---- life cycle ---------------------------------------------------------
 
@@ -984,10 +1008,8 @@ class DataItem:
         self.close()
 
     def _release_on_finalize(self) -> None:
-        if self._view is not None:
-            try:
-                self._view.release()
-            except BufferError:
+        if self._carr is not None:
+            if not self._release_views():
                 warnings.warn(
                     "arrays over item %r's mapped memory outlive finalize; "
                     "touching them is undefined" % self._name,
@@ -995,6 +1017,7 @@ class DataItem:
                     stacklevel=3,
                 )
             self._view = None
+            self._carr = None
         self._h = None
         self._bufcache = (_NOBUF, 0, 0, None)
 
@@ -1006,7 +1029,7 @@ class DataItem:
             and self._fam._active
         ):
             try:
-                if self._view is None:
+                if self._carr is None:
                     L.close(self._h)
             except Exception:
                 pass
@@ -1023,7 +1046,7 @@ class DataItem:
             return "<openfam.%s %s (%s)>" % (kind, label, e.name)
         return "<openfam.%s %s %s, mode %s, %s, region %d offset %#x%s>" % (
             kind, repr(st.name) if st.name else "(unnamed)", _human(st.size), oct(st.mode),
-            st.memory_type, g.region_id, g.offset, ", mapped" if self._view is not None else "")
+            st.memory_type, g.region_id, g.offset, ", mapped" if self._carr is not None else "")
 
     def _repr_html_(self) -> str:
         label = html.escape(self._name or "(unnamed)")

@@ -41,6 +41,10 @@ CODES: Dict[str, int] = {
 _NAMES: Dict[int, str] = {v: k for k, v in CODES.items()}
 
 
+def _codes(*names: str) -> Tuple[int, ...]:
+    return tuple(CODES[n] for n in names)
+
+
 class FamError(Exception):
     """An error reported by libopenfam (or detected by the binding first).
 
@@ -79,81 +83,69 @@ class FamError(Exception):
 class InvalidArgument(FamError, ValueError):
     """A bad argument: null or released handle, misaligned offset, bad size."""
 
-    codes = (CODES["FAM_EINVAL"], CODES["FAM_ENULLPTR"], CODES["FAM_ENOTPWRTWO"])
+    codes = _codes("FAM_EINVAL", "FAM_ENULLPTR", "FAM_ENOTPWRTWO")
 
 
 class NameTooLong(InvalidArgument):
     """A region or item name longer than ``openfam.NAME_MAX`` bytes."""
 
-    codes = (CODES["FAM_ENAMETOOLONG"],)
+    codes = _codes("FAM_ENAMETOOLONG")
 
 
 class PermissionDenied(FamError):
     """The caller's uid/gid lacks the permission the operation needs."""
 
-    codes = (CODES["FAM_ENOPERM"],)
+    codes = _codes("FAM_ENOPERM")
 
 
 class NotFound(FamError, LookupError):
     """No region, item or backup by that name or descriptor."""
 
-    codes = (
-        CODES["FAM_ENOTFOUND"],
-        CODES["FAM_EBACKUPNOTFOUND"],
-        CODES["FAM_EBACKUPINFONOTFOUND"],
-    )
+    codes = _codes("FAM_ENOTFOUND", "FAM_EBACKUPNOTFOUND", "FAM_EBACKUPINFONOTFOUND")
 
 
 class AlreadyExists(FamError):
     """A region, item or backup by that name exists already."""
 
-    codes = (CODES["FAM_EEXIST"],)
+    codes = _codes("FAM_EEXIST")
 
 
 class OutOfRange(FamError, IndexError):
     """An offset or length reaches past the end of the item."""
 
-    codes = (CODES["FAM_ERANGE"],)
+    codes = _codes("FAM_ERANGE")
 
 
 class NoSpace(FamError):
     """The region or the memory servers have no room, or a queue is full."""
 
-    codes = (
-        CODES["FAM_ENOSPACE"],
-        CODES["FAM_ERESOURCE"],
-        CODES["FAM_EATLQUEUEFULL"],
-    )
+    codes = _codes("FAM_ENOSPACE", "FAM_ERESOURCE", "FAM_EATLQUEUEFULL")
 
 
 class Unavailable(FamError):
     """A memory server, the launcher or the transport cannot be reached."""
 
-    codes = (
-        CODES["FAM_ERPC"],
-        CODES["FAM_ELIBFABRIC"],
-        CODES["FAM_EPMI"],
-        CODES["FAM_ERPCCLIENTNOTFOUND"],
-        CODES["FAM_EMEMSERVLISTEMPTY"],
+    codes = _codes(
+        "FAM_ERPC", "FAM_ELIBFABRIC", "FAM_EPMI", "FAM_ERPCCLIENTNOTFOUND", "FAM_EMEMSERVLISTEMPTY"
     )
 
 
 class Timeout(Unavailable):
     """An operation did not complete in time."""
 
-    codes = (CODES["FAM_ETIMEOUT"],)
+    codes = _codes("FAM_ETIMEOUT")
 
 
 class Unimplemented(FamError):
     """The operation is not available here (e.g. mapping remote memory)."""
 
-    codes = (CODES["FAM_EUNIMPL"], CODES["FAM_EATLNOTENABLED"])
+    codes = _codes("FAM_EUNIMPL", "FAM_EATLNOTENABLED")
 
 
 class InvalidOperation(FamError):
     """The operation is not allowed in the current state."""
 
-    codes = (CODES["FAM_EINVALIDOP"],)
+    codes = _codes("FAM_EINVALIDOP")
 
 
 class ForkedChildError(InvalidOperation):
@@ -164,22 +156,22 @@ class ForkedChildError(InvalidOperation):
     ``'forkserver'``) method of :mod:`multiprocessing` instead.
     """
 
-    codes = ()
+    codes = _codes()
 
 
 class InternalError(FamError):
     """A failure inside the library or its storage (allocator, metadata, ...)."""
 
-    codes = (
-        CODES["FAM_EUNKNOWN"],
-        CODES["FAM_ESHM"],
-        CODES["FAM_ENOTCREATED"],
-        CODES["FAM_EALLOCATOR"],
-        CODES["FAM_EMETADATA"],
-        CODES["FAM_EMEMORY"],
-        CODES["FAM_EATLQUEUEINSERT"],
-        CODES["FAM_EATL"],
-        CODES["FAM_EBACKUPNOTCREATED"],
+    codes = _codes(
+        "FAM_EUNKNOWN",
+        "FAM_ESHM",
+        "FAM_ENOTCREATED",
+        "FAM_EALLOCATOR",
+        "FAM_EMETADATA",
+        "FAM_EMEMORY",
+        "FAM_EATLQUEUEINSERT",
+        "FAM_EATL",
+        "FAM_EBACKUPNOTCREATED",
     )
 
 

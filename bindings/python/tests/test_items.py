@@ -8,8 +8,6 @@ import pytest
 
 import openfam
 
-from conftest import unique
-
 
 def test_put_get_bytes(item):
     item.put(b"hello", 10)
@@ -100,10 +98,10 @@ def test_out_of_range(item):
         item.get(1, 4096)
 
 
-def test_empty_buffers(item):
-    item.put(b"")
-    assert item.get(0) == b""
-    item.get_into(bytearray())
+def test_zero_length_transfers_rejected_as_in_c(item):
+    for call in (lambda: item.put(b""), lambda: item.get(0), lambda: item.get_into(bytearray())):
+        with pytest.raises(openfam.InvalidArgument, match="size"):
+            call()
 
 
 def test_nonblocking_put_get_quiet(fam, item):
@@ -235,7 +233,8 @@ def test_mmap_buffer_accepted(item):
 
 def test_repr_and_html(item):
     r = repr(item)
-    assert r.startswith("<openfam.DataItem %r 4 KiB, mode 0o600, volatile, region " % item.name)
+    assert r.startswith("<openfam.DataItem %r 4 KiB, mode 0o600, " % item.name)
+    assert "region %d offset 0x0" % item.global_descriptor.region_id in r
     h = item._repr_html_()
     assert "<table>" in h and item.name in h and "global descriptor" in h
 

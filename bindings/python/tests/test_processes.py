@@ -96,3 +96,9 @@ def test_spawned_worker_works(private_store):
     r = run_python(code, private_store, timeout=90)
     assert r.returncode == 0, r.stderr
     assert "pe_count 1" in r.stdout
+
+
+def test_abort_ends_the_process_with_status(private_store):
+    r = run_python("import openfam\nwith openfam.Fam() as f:\n    f.abort(7)\nprint('not reached')\n", private_store)
+    assert r.returncode == 7, r.stderr
+    assert "not reached" not in r.stdout
