@@ -52,6 +52,9 @@ func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.remote != nil {
+		return f.rBackup(op, it, name)
+	}
 	rec, err := it.record(op)
 	if err != nil {
 		return nil, err
@@ -165,13 +168,16 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.remote != nil {
+		return f.rRestore(op, name, dst)
+	}
 	fl, h, err := f.openBackup(op, name)
 	if err != nil {
 		return nil, err
 	}
-	if h.Size > uint64(len(v.mem)) {
+	if h.Size > v.size {
 		fl.Close()
-		return nil, Errorf(CodeOutOfRange, op, "backup %q holds %d bytes; the data item has only %d", name, h.Size, len(v.mem))
+		return nil, Errorf(CodeOutOfRange, op, "backup %q holds %d bytes; the data item has only %d", name, h.Size, v.size)
 	}
 	return f.def.start(func() error {
 		defer fl.Close()
@@ -189,6 +195,15 @@ func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (
 	const op = "fam_restore_region"
 	if err := f.check(op); err != nil {
 		return nil, nil, err
+	}
+	if f.remote != nil {
+		if _, err := f.backupPath(op, name); err != nil {
+			return nil, nil, err
+		}
+		if _, err := r.record(op); err != nil {
+			return nil, nil, err
+		}
+		return f.rRestoreNew(op, name, r, itemName, mode&0o777)
 	}
 	fl, h, err := f.openBackup(op, name)
 	if err != nil {
@@ -231,6 +246,9 @@ func (f *Fam) DeleteBackup(name string) (*Wait, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.remote != nil {
+		return f.rDeleteBackup(op, name)
+	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, Errorf(CodeBackupNotFound, op, "no backup named %q in %s", name, f.opts.BackupDir)
 	}
@@ -248,6 +266,9 @@ func (f *Fam) ListBackups(prefix string) (string, error) {
 	const op = "fam_list_backup"
 	if err := f.check(op); err != nil {
 		return "", err
+	}
+	if f.remote != nil {
+		return f.rListBackups(op, prefix)
 	}
 	ents, err := os.ReadDir(f.opts.BackupDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -101,8 +101,16 @@ func (c *Context) transfer(op string, buf []byte, it *Item, off uint64, write bo
 	if buf == nil {
 		return Errorf(CodeInvalid, op, "local buffer is NULL")
 	}
-	if err := span(op, it, off, uint64(len(buf)), uint64(len(v.mem))); err != nil {
+	if err := span(op, it, off, uint64(len(buf)), v.size); err != nil {
 		return err
+	}
+	if v.mem == nil {
+		return it.remoteData(op, func(v *itemView) error {
+			if write {
+				return it.f.remote.data.Put(v.key, off, buf)
+			}
+			return it.f.remote.data.Get(v.key, off, buf)
+		})
 	}
 	if write {
 		copy(v.mem[off:], buf)
@@ -186,9 +194,23 @@ func (c *Context) gs(op string, buf []byte, it *Item, n, esize uint64, gather bo
 	if err != nil {
 		return err
 	}
-	offs, err := elements(op, it, uint64(len(v.mem)), buf, n, esize, at)
+	offs, err := elements(op, it, v.size, buf, n, esize, at)
 	if err != nil {
 		return err
+	}
+	if v.mem == nil {
+		// One round trip: the server applies the whole element list.
+		idx := make([]uint64, len(offs))
+		for i, o := range offs {
+			idx[i] = o / esize
+		}
+		return it.remoteData(op, func(v *itemView) error {
+			d := it.f.remote.data
+			if gather {
+				return d.GatherIndexed(v.key, buf[:n*esize], idx, esize)
+			}
+			return d.ScatterIndexed(v.key, buf[:n*esize], idx, esize)
+		})
 	}
 	// Validate everything first so that a bad element leaves the item
 	// untouched rather than half scattered.
@@ -300,11 +322,14 @@ func (c *Context) Copy(src *Item, srcOff uint64, dst *Item, dstOff, n uint64) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := span(op, src, srcOff, n, uint64(len(sv.mem))); err != nil {
+	if err := span(op, src, srcOff, n, sv.size); err != nil {
 		return nil, err
 	}
-	if err := span(op, dst, dstOff, n, uint64(len(dv.mem))); err != nil {
+	if err := span(op, dst, dstOff, n, dv.size); err != nil {
 		return nil, err
+	}
+	if c.f.remote != nil {
+		return c.start(func() error { return c.f.remoteCopy(op, src, srcOff, dst, dstOff, n) }), nil
 	}
 	return c.start(func() error {
 		copy(dv.mem[dstOff:dstOff+n], sv.mem[srcOff:srcOff+n])
@@ -420,11 +445,21 @@ func (c *Context) Atomic(it *Item, off uint64, k Kind, op Op, v, cmp Value, fetc
 		return Value{}, err
 	}
 	size := k.Size()
-	if err := span(name, it, off, size, uint64(len(iv.mem))); err != nil {
+	if err := span(name, it, off, size, iv.size); err != nil {
 		return Value{}, err
 	}
 	if off%size != 0 {
 		return Value{}, Errorf(CodeInvalid, name, "offset %d is not a multiple of the operand size %d", off, size)
+	}
+	if iv.mem == nil || (k == amo.Int128 && iv.rights&RightWrite == 0) {
+		// cmpxchg16b writes even to read, so a read-only mapping cannot
+		// serve a 128-bit fetch: the server does it.
+		var old Value
+		err := it.remoteData(name, func(rv *itemView) (err error) {
+			old, err = it.f.remote.data.Atomic(rv.key, off, k, op, v, cmp, fetch)
+			return err
+		})
+		return old, err
 	}
 	old, err := amo.Do(unsafe.Pointer(&iv.mem[off]), k, op, v, cmp)
 	if err != nil {

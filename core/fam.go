@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gofam/openfam/core/metadata"
 )
 
@@ -44,6 +46,12 @@ type famState struct {
 	// graveyard holds destroyed regions whose scrubbed address ranges stay
 	// reserved until Finalize.
 	graveyard []*regionState
+	// remote is set when a famd serves this instance (Options.Server).
+	remote *remote
+	// staleMaps are item mappings of renewed or released views of a
+	// famd-served instance, unmapped at Finalize (a racing thread may still
+	// use one).
+	staleMaps [][]byte
 
 	def    *Context
 	closed atomic.Bool
@@ -96,6 +104,18 @@ func Initialize(opts Options) (*Fam, error) {
 	}
 	if opts.PECount > 0 {
 		f.peCount = opts.PECount
+	}
+	if opts.Server != "" {
+		if f.opts.DefaultMemoryType == MemoryDefault {
+			f.opts.DefaultMemoryType = Volatile
+		}
+		r, err := dialRemote(opts, f.uid, f.gid)
+		if err != nil {
+			return nil, Errorf(CodeRPC, op, "%v", err)
+		}
+		f.remote = r
+		f.def = &Context{f: f}
+		return f, nil
 	}
 	if f.opts.DefaultMemoryType == MemoryDefault {
 		f.opts.DefaultMemoryType = Volatile
@@ -218,6 +238,14 @@ func (f *Fam) Finalize() error {
 			r.state.Store(stateClosed)
 		}
 	}
+	var views []*itemView
+	for _, set := range f.items {
+		for it := range set {
+			if v := it.view.Load(); v != nil {
+				views = append(views, v)
+			}
+		}
+	}
 	for _, rs := range f.regions {
 		rs.close()
 	}
@@ -230,6 +258,24 @@ func (f *Fam) Finalize() error {
 	for _, it := range notify {
 		it.unmapAll()
 		it.fire()
+	}
+	if f.remote != nil {
+		for _, v := range views {
+			f.rForget(v)
+		}
+		f.mu.Lock()
+		for _, v := range views {
+			if v.mapping != nil {
+				f.staleMaps = append(f.staleMaps, v.mapping)
+			}
+		}
+		for _, m := range f.staleMaps {
+			_ = unix.Munmap(m)
+		}
+		f.staleMaps = nil
+		f.mu.Unlock()
+		f.remote.close()
+		return firstErr
 	}
 	if err := f.store.Close(); err != nil && firstErr == nil {
 		firstErr = Errorf(CodeMetadata, "fam_finalize", "closing the metadata store: %v", err)
@@ -244,8 +290,8 @@ func (f *Fam) PEID() int { return f.peID }
 func (f *Fam) PECount() int { return f.peCount }
 
 // Barrier waits until every PE of the job has called Barrier. Alone it
-// returns at once. Multi-PE jobs need the famrun launcher's barrier service,
-// which this embedded instance does not have: they get CodeUnimplemented.
+// returns at once. A multi-PE job meets at its famd (OPENFAM_SERVER, set by
+// famrun); an embedded instance in a multi-PE job gets CodeUnimplemented.
 func (f *Fam) Barrier() error {
 	if err := f.check("fam_barrier_all"); err != nil {
 		return err
@@ -255,6 +301,9 @@ func (f *Fam) Barrier() error {
 	}
 	if f.peCount <= 1 {
 		return nil
+	}
+	if f.remote != nil {
+		return f.rBarrier("fam_barrier_all")
 	}
 	return Errorf(CodeUnimplemented, "fam_barrier_all", "a barrier across %d PEs needs a launcher service; this build serves single-PE jobs only", f.peCount)
 }
@@ -270,6 +319,7 @@ func (f *Fam) Abort(status int) error {
 		rs.sync()
 	}
 	f.mu.Unlock()
+	// With famrun (or any launcher) a non-zero exit stops the whole job.
 	os.Exit(status)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gofam/openfam/core/metadata"
+	"github.com/gofam/openfam/core/transport"
 )
 
 // Item is a handle on a data item (fam_desc_t). Several handles may name one
@@ -27,9 +28,15 @@ type Item struct {
 // itemView is what the data path needs, replaced as a whole (never
 // mutated) when rights or the region's mapping change.
 type itemView struct {
-	mem    []byte // the item's bytes in the region mapping
+	mem    []byte // the item's bytes mapped in this process; nil if only remote
+	size   uint64
 	rights Rights
-	rs     *regionState
+	rs     *regionState // embedded only
+
+	// Served by famd: the item's key, and the whole mapping mem lies in (to
+	// unmap when the view is dropped) when famd passed the heap file.
+	key     transport.Key
+	mapping []byte
 }
 
 // effective returns the mode and owner that govern an item: its region's
@@ -51,7 +58,7 @@ func (f *Fam) makeViewLocked(rec metadata.Item) (*itemView, error) {
 	defer rs.mu.Unlock()
 	mode, uid, gid := effective(rs.rec, rec)
 	end := rec.Offset + rec.Size
-	return &itemView{mem: rs.mem[rec.Offset:end:end], rights: rightsFor(mode, uid, gid, f.uid, f.gid), rs: rs}, nil
+	return &itemView{mem: rs.mem[rec.Offset:end:end], size: rec.Size, rights: rightsFor(mode, uid, gid, f.uid, f.gid), rs: rs}, nil
 }
 
 func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
@@ -88,6 +95,9 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 		return nil, Errorf(CodeInvalid, op, "data item size is 0")
 	}
 	f := r.f
+	if f.remote != nil {
+		return r.rAllocate(op, name, n, mode&0o777)
+	}
 	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid)&RightWrite == 0 {
 		return nil, Errorf(CodeNoPerm, op, "no write permission on region %q (mode %#o)", rec.Name, rec.Mode)
 	}
@@ -154,6 +164,9 @@ func (f *Fam) Lookup(item, region string) (*Item, error) {
 	if err := checkName(op, "region", region); err != nil {
 		return nil, err
 	}
+	if f.remote != nil {
+		return f.rLookup(op, item, region)
+	}
 	reg, err := f.store.RegionByName(region)
 	if err != nil {
 		return nil, storeErr(op, "region", region, err)
@@ -210,13 +223,23 @@ func (it *Item) resolve(op string) error {
 	case stateClosed:
 		return Errorf(CodeInvalid, op, "data item handle was released (closed, deallocated or finalized)")
 	}
-	rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset)
-	if err != nil {
-		return Errorf(CodeNotFound, op, "no data item at global descriptor {%d, %d}", it.g.RegionID, it.g.Offset)
-	}
-	v, err := f.makeViewLocked(rec)
-	if err != nil {
-		return Errorf(CodeResource, op, "%v", err)
+	var rec metadata.Item
+	var v *itemView
+	if f.remote != nil {
+		// The RPC runs under f.mu: resolving is rare and this keeps two
+		// threads from resolving one handle twice.
+		var err error
+		if v, rec, err = it.rResolve(op); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if rec, err = f.store.ItemAt(it.g.RegionID, it.g.Offset); err != nil {
+			return Errorf(CodeNotFound, op, "no data item at global descriptor {%d, %d}", it.g.RegionID, it.g.Offset)
+		}
+		if v, err = f.makeViewLocked(rec); err != nil {
+			return Errorf(CodeResource, op, "%v", err)
+		}
 	}
 	if v.rights == 0 {
 		return Errorf(CodeNoPerm, op, "no read or write permission on data item {%d, %d}", it.g.RegionID, it.g.Offset)
@@ -277,6 +300,9 @@ func (it *Item) record(op string) (metadata.Item, error) {
 	if _, err := it.use(op, 0); err != nil {
 		return metadata.Item{}, err
 	}
+	if it.f.remote != nil {
+		return it.rRecord(op)
+	}
 	rec, err := it.f.store.ItemAt(it.g.RegionID, it.g.Offset)
 	if err != nil {
 		return rec, Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
@@ -305,7 +331,12 @@ func (it *Item) Stat() (Stat, error) {
 	if err != nil {
 		return Stat{}, err
 	}
-	reg, err := it.f.store.RegionByID(rec.RegionID)
+	var reg metadata.Region
+	if it.f.remote != nil {
+		reg, err = it.f.rRegion(op, rec.RegionID)
+	} else {
+		reg, err = it.f.store.RegionByID(rec.RegionID)
+	}
 	if err != nil {
 		return Stat{}, Errorf(CodeNotFound, op, "region %d no longer exists", rec.RegionID)
 	}
@@ -338,6 +369,10 @@ func (it *Item) Close() error {
 		}
 	}
 	f.mu.Unlock()
+	if f.remote != nil {
+		it.rClose()
+		it.dropView()
+	}
 	it.unmapAll()
 	it.fire()
 	return nil
@@ -351,6 +386,9 @@ func (it *Item) Deallocate() error {
 		return err
 	}
 	f := it.f
+	if f.remote != nil {
+		return it.rDeallocate(op)
+	}
 	f.mu.Lock()
 	rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset)
 	if err != nil {
@@ -405,6 +443,9 @@ func (it *Item) ChangePermissions(mode uint32) error {
 		return err
 	}
 	f := it.f
+	if f.remote != nil {
+		return it.rChangePermissions(op, mode&0o777)
+	}
 	if rec.UID != f.uid {
 		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change the permissions of data item {%d, %d}", rec.UID, rec.RegionID, rec.Offset)
 	}
@@ -479,6 +520,22 @@ func (it *Item) Map() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if it.f.remote != nil {
+		if !it.f.remote.unix {
+			return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; famd at %s is reached over TCP", it.f.remote.addr)
+		}
+		m, b, err := it.f.remote.mapItem(v.key, v.rights)
+		if err != nil {
+			return nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, it.g.Offset, err)
+		}
+		it.wmu.Lock()
+		if it.maps == nil {
+			it.maps = map[uintptr][]byte{}
+		}
+		it.maps[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = m
+		it.wmu.Unlock()
+		return b, nil
+	}
 	prot := unix.PROT_READ
 	if v.rights&RightWrite != 0 {
 		prot |= unix.PROT_WRITE
@@ -549,6 +606,9 @@ func (it *Item) File() (path string, offset uint64, err error) {
 	v, err := it.use("fam_item_file", 0)
 	if err != nil {
 		return "", 0, err
+	}
+	if v.rs == nil {
+		return "", 0, Errorf(CodeUnimplemented, "fam_item_file", "the item is served by famd, not this process")
 	}
 	return v.rs.path, it.g.Offset, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Options configure an instance. Start from DefaultOptions, which applies the
@@ -35,6 +36,16 @@ type Options struct {
 	// Settings holds OpenFAM option values by their fam_get_option names
 	// (OPENFAM_MODEL, RUNTIME, ...). Unset names take OpenFAM's defaults.
 	Settings map[string]string
+	// Server names the famd to use: "unix:/path/to/socket" (same host:
+	// identity from the kernel, items mapped locally) or "host:port" (needs
+	// TokenFile). Empty: the embedded service. Default: $OPENFAM_SERVER.
+	Server string
+	// TokenFile holds the cluster token for a TCP Server (mode 0600).
+	// Default: $OPENFAM_TOKEN_FILE.
+	TokenFile string
+	// Timeout bounds each call to an unresponsive server. Default:
+	// $OPENFAM_TIMEOUT (a Go duration such as "5s", or seconds), else 10s.
+	Timeout time.Duration
 }
 
 // DefaultOptions returns options filled from the environment: see each
@@ -44,6 +55,15 @@ func DefaultOptions() Options {
 	o.DataDir = os.Getenv("OPENFAM_DATA_DIR")
 	o.ShmDir = os.Getenv("OPENFAM_SHM_DIR")
 	o.BackupDir = os.Getenv("OPENFAM_BACKUP_DIR")
+	o.Server = os.Getenv("OPENFAM_SERVER")
+	o.TokenFile = os.Getenv("OPENFAM_TOKEN_FILE")
+	if t := os.Getenv("OPENFAM_TIMEOUT"); t != "" {
+		if d, err := time.ParseDuration(t); err == nil {
+			o.Timeout = d
+		} else if n, err := strconv.Atoi(t); err == nil {
+			o.Timeout = time.Duration(n) * time.Second
+		}
+	}
 	switch strings.ToLower(os.Getenv("OPENFAM_DEFAULT_MEMORY_TYPE")) {
 	case "persistent":
 		o.DefaultMemoryType = Persistent

@@ -59,6 +59,9 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 	if attr.PermLevel == PermDefault {
 		attr.PermLevel = PermRegion
 	}
+	if f.remote != nil {
+		return f.rCreateRegion(op, name, size, mode&0o777, attr)
+	}
 	size = (size + allocator.Align - 1) / allocator.Align * allocator.Align
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -105,6 +108,9 @@ func (f *Fam) LookupRegion(name string) (*Region, error) {
 	if err := checkName(op, "region", name); err != nil {
 		return nil, err
 	}
+	if f.remote != nil {
+		return f.rLookupRegion(op, name)
+	}
 	rec, err := f.store.RegionByName(name)
 	if err != nil {
 		return nil, storeErr(op, "region", name, err)
@@ -149,6 +155,13 @@ func (r *Region) record(op string) (metadata.Region, error) {
 	}
 	if r.state.Load() == stateClosed {
 		return metadata.Region{}, Errorf(CodeInvalid, op, "region handle was released (closed, destroyed or finalized)")
+	}
+	if r.f.remote != nil {
+		rec, err := r.f.rRegion(op, r.id)
+		if err == nil {
+			r.state.CompareAndSwap(stateLazy, stateOpen)
+		}
+		return rec, err
 	}
 	rec, err := r.f.store.RegionByID(r.id)
 	if err != nil {
@@ -219,6 +232,9 @@ func (r *Region) Destroy() error {
 		return err
 	}
 	f := r.f
+	if f.remote != nil {
+		return r.rDestroy(op)
+	}
 	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid)&RightWrite == 0 {
 		return Errorf(CodeNoPerm, op, "no write permission on region %q (mode %#o)", rec.Name, rec.Mode)
 	}
@@ -291,6 +307,9 @@ func (r *Region) Resize(n uint64) error {
 	if n > 1<<46 {
 		return Errorf(CodeNoSpace, op, "region size %d exceeds the 64 TiB limit", n)
 	}
+	if f.remote != nil {
+		return r.rResize(op, n)
+	}
 	n = (n + allocator.Align - 1) / allocator.Align * allocator.Align
 	f.mu.Lock()
 	rs, err := f.regionLocked(r.id)
@@ -347,6 +366,9 @@ func (r *Region) ChangePermissions(mode uint32) error {
 		return err
 	}
 	f := r.f
+	if f.remote != nil {
+		return r.rChangePermissions(op, mode&0o777)
+	}
 	if rec.UID != f.uid {
 		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change region %q's permissions", rec.UID, rec.Name)
 	}

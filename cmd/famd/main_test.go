@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gofam/openfam/core/rpc"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+var famdBin string
+
+// TestMain builds the famd binary once for the tests that run it.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "famd-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	famdBin = filepath.Join(dir, "famd")
+	out, err := exec.Command("go", "build", "-o", famdBin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building famd: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// famd is a running famd process and the lines it logged so far.
+type famd struct {
+	cmd   *exec.Cmd
+	lines chan string
+	log   bytes.Buffer
+}
+
+func startFamd(t *testing.T, args ...string) *famd {
+	t.Helper()
+	f := &famd{cmd: exec.Command(famdBin, args...), lines: make(chan string, 100)}
+	f.cmd.Env = cleanEnv()
+	stderr, err := f.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			f.lines <- sc.Text()
+		}
+		close(f.lines)
+	}()
+	t.Cleanup(func() {
+		if f.cmd.ProcessState == nil {
+			f.cmd.Process.Kill()
+			f.cmd.Wait()
+		}
+	})
+	return f
+}
+
+// cleanEnv is the test's environment without OpenFAM variables, so that
+// a developer's settings do not change famd's defaults.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OPENFAM_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// waitLine returns the first logged line containing s.
+func (f *famd) waitLine(t *testing.T, s string) string {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-f.lines:
+			if !ok {
+				t.Fatalf("famd exited without logging %q; log:\n%s", s, f.log.String())
+			}
+			f.log.WriteString(l + "\n")
+			if strings.Contains(l, s) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("famd did not log %q within 20s; log:\n%s", s, f.log.String())
+		}
+	}
+}
+
+// stop sends sig and returns the exit status and the rest of the log.
+func (f *famd) stop(t *testing.T, sig os.Signal) (int, string) {
+	t.Helper()
+	if err := f.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for l := range f.lines {
+			f.log.WriteString(l + "\n")
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("famd did not stop within 30s")
+	}
+	f.cmd.Wait()
+	return f.cmd.ProcessState.ExitCode(), f.log.String()
+}
+
+func runFamd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(famdBin, args...)
+	cmd.Env = cleanEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := runFamd(t, "--help")
+	if code != 0 {
+		t.Fatalf("--help exited %d", code)
+	}
+	for _, want := range []string{"--data-dir", "--listen", "--data-listen", "--socket", "--token-file", "--shm-dir",
+		"--backup-dir", "--join", "--role", "--log-level", "--shutdown-timeout",
+		"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR", "OPENFAM_TOKEN_FILE", "OPENFAM_SERVER", "SIGTERM"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help does not mention %s", want)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	loose := filepath.Join(dir, "loose-token")
+	os.WriteFile(loose, []byte("secret\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, 2, "nothing to serve"},
+		{[]string{"--bogus"}, 2, "see famd --help"},
+		{[]string{"--socket", dir + "/s", "--role", "memory"}, 2, "not implemented yet"},
+		{[]string{"--socket", dir + "/s", "--role", "metadata"}, 2, "not implemented yet"},
+		{[]string{"--socket", dir + "/s", "--role", "chef"}, 2, "--role must be"},
+		{[]string{"--socket", dir + "/s", "--join", "meta:7000"}, 2, "not implemented yet"},
+		{[]string{"--socket", dir + "/s", "--join", "nonsense"}, 2, "want HOST:PORT"},
+		{[]string{"--socket", dir + "/s", "--log-level", "loud"}, 2, "--log-level"},
+		{[]string{"--listen", "127.0.0.1:7000"}, 2, "want tcp://HOST:PORT"},
+		{[]string{"--listen", "tcp://127.0.0.1:0"}, 2, "needs a cluster token"},
+		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", loose}, 1, "chmod 600"},
+		{[]string{"--socket", dir + "/s", "--data-listen", "127.0.0.1:1"}, 2, "--data-listen needs --listen"},
+	} {
+		code, _, stderr := runFamd(t, append(tc.args, "--data-dir", dir+"/data")...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("famd %q: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+}
+
+func TestServeUnixAndSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "famd.sock")
+	f := startFamd(t, "--socket", sock, "--data-dir", filepath.Join(dir, "data"))
+	line := f.waitLine(t, "serving")
+	for _, want := range []string{"unix:" + sock, "unix:" + sock + ".data", filepath.Join(dir, "data")} {
+		if !strings.Contains(line, want) {
+			t.Errorf("serving line %q does not mention %s", line, want)
+		}
+	}
+
+	conn, err := rpc.DialUnix(sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := pb.NewFamClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rep, err := c.CreateRegion(ctx, &pb.CreateRegionRequest{Name: "kept", Size: 1 << 20, Mode: 0o600,
+		Attr: &pb.RegionAttr{Memory: 2}})
+	if err != nil || rep.GetErr() != nil {
+		t.Fatalf("CreateRegion: %v %v", err, rep.GetErr())
+	}
+
+	// A second famd on the same data directory fails at once.
+	code, _, stderr := runFamd(t, "--socket", filepath.Join(dir, "other.sock"), "--data-dir", filepath.Join(dir, "data"))
+	if code != 1 || !strings.Contains(stderr, "in use by another famd") {
+		t.Fatalf("second famd: exit %d, %q", code, stderr)
+	}
+
+	code, log := f.stop(t, syscall.SIGTERM)
+	if code != 0 || !strings.Contains(log, "stopped") {
+		t.Fatalf("after SIGTERM: exit %d, log:\n%s", code, log)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind after a graceful stop: %v", err)
+	}
+
+	// The persistent region is there for the next famd.
+	f = startFamd(t, "--socket", sock, "--data-dir", filepath.Join(dir, "data"))
+	f.waitLine(t, "serving")
+	conn2, err := rpc.DialUnix(sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	lr, err := pb.NewFamClient(conn2).LookupRegion(ctx, &pb.LookupRegionRequest{Name: "kept"})
+	if err != nil || lr.GetErr() != nil {
+		t.Fatalf("LookupRegion after restart: %v %v", err, lr.GetErr())
+	}
+	if code, log := f.stop(t, syscall.SIGINT); code != 0 {
+		t.Fatalf("after SIGINT: exit %d, log:\n%s", code, log)
+	}
+}
+
+func TestServeTCP(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("sesame\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	daddr := dl.Addr().String()
+	dl.Close()
+	f := startFamd(t, "--listen", "tcp://"+addr, "--data-listen", daddr, "--token-file", tok,
+		"--data-dir", filepath.Join(dir, "data"), "--log-level", "debug")
+	line := f.waitLine(t, "serving")
+	if !strings.Contains(line, "tcp://"+addr) || !strings.Contains(line, "tcp://"+daddr) {
+		t.Fatalf("serving line %q lacks tcp://%s or tcp://%s", line, addr, daddr)
+	}
+	conn, err := rpc.DialTCP(addr, "sesame", 1000, 1000, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := pb.NewFamClient(conn).Info(ctx, &pb.InfoRequest{})
+	if err != nil || info.GetDataTcp() != daddr {
+		t.Fatalf("Info over TCP: %v %v", info, err)
+	}
+	if code, log := f.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit %d, log:\n%s", code, log)
+	}
+}

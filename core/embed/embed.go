@@ -1,0 +1,376 @@
+// Package embed runs a famd inside a Go program: the same control plane
+// (package rpc over gRPC) and data plane (package transport) as the famd
+// command, on a Unix socket and optionally TCP. cmd/famd is a thin shell
+// around it; tests of other packages use it to get a real server.
+package embed
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/rpc"
+	"github.com/gofam/openfam/core/transport"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+// Options configure Start. The zero value serves a fresh temporary data
+// directory on a temporary Unix socket.
+type Options struct {
+	// DataDir holds the metadata store and persistent regions. "" makes a
+	// temporary directory that Close removes.
+	DataDir string
+	// ShmDir and BackupDir default as in core.Options ("" = the core's
+	// default; with a temporary DataDir, directories inside it).
+	ShmDir, BackupDir string
+	// SocketPath is the gRPC Unix socket. "" puts one in a temporary
+	// directory, unless NoSocket is set.
+	SocketPath string
+	// DataSocketPath is the data-plane Unix socket; "" means
+	// SocketPath + ".data".
+	DataSocketPath string
+	// NoSocket serves TCP only (TCPAddr must be set).
+	NoSocket bool
+	// TCPAddr, when not "", is the gRPC TCP listen address (host:port;
+	// port 0 picks one). Token must then be set.
+	TCPAddr string
+	// DataTCPAddr is the data-plane TCP listen address; "" means TCPAddr's
+	// host at its port + 1 (or any free port when TCPAddr's port is 0).
+	DataTCPAddr string
+	// Token is the cluster token TCP clients present on both planes.
+	Token string
+	// DefaultMemoryType applies to regions created with MemoryDefault
+	// (core's default, volatile, when zero).
+	DefaultMemoryType core.MemoryType
+	// ShutdownTimeout bounds the graceful part of Close: in-flight calls
+	// still running after it are cancelled. Default 5s.
+	ShutdownTimeout time.Duration
+	// Logf receives one line per notable event; nil is silent.
+	Logf func(format string, args ...any)
+}
+
+// Famd is a running in-process famd. Its methods are safe for concurrent
+// use.
+type Famd struct {
+	opts    Options
+	fam     *core.Fam
+	srv     *rpc.Server
+	grpc    *grpc.Server
+	dataUx  *transport.Server
+	dataTCP *transport.Server
+	tmp     string // temporary directory owned by this Famd, or ""
+	unlock  func() // releases the data directory's famd lock
+
+	sock, dataSock string
+	addr, dataAddr string
+	failed         chan error
+	closeOnce      sync.Once
+	closeErr       error
+	wg             sync.WaitGroup
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+	}
+}
+
+// Start opens the data directory (failing fast, with the core's
+// CodeResource error, when another famd holds it), listens on every
+// configured address and serves until Close. On error nothing stays open.
+func Start(opts Options) (_ *Famd, err error) {
+	if opts.NoSocket && opts.TCPAddr == "" {
+		return nil, errors.New("famd needs a Unix socket or a TCP address to serve")
+	}
+	if opts.TCPAddr != "" && opts.Token == "" {
+		return nil, errors.New("serving TCP needs a cluster token")
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 5 * time.Second
+	}
+	d := &Famd{opts: opts, failed: make(chan error, 4)}
+	var cleanup []func()
+	defer func() {
+		if err != nil {
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				cleanup[i]()
+			}
+		}
+	}()
+	if opts.DataDir == "" || (!opts.NoSocket && opts.SocketPath == "") {
+		// Unix socket paths are limited to 107 bytes: keep the directory
+		// short rather than under a long $TMPDIR.
+		d.tmp, err = os.MkdirTemp(shortTempRoot(), "famd-")
+		if err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { os.RemoveAll(d.tmp) })
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = filepath.Join(d.tmp, "data")
+		if opts.ShmDir == "" {
+			opts.ShmDir = filepath.Join(d.tmp, "shm")
+		}
+	}
+	if !opts.NoSocket && opts.SocketPath == "" {
+		opts.SocketPath = filepath.Join(d.tmp, "famd.sock")
+	}
+	if !opts.NoSocket && opts.DataSocketPath == "" {
+		opts.DataSocketPath = opts.SocketPath + ".data"
+	}
+	d.opts = opts
+
+	unlock, err := lockDataDir(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	d.unlock = unlock
+	cleanup = append(cleanup, unlock)
+
+	fam, err := core.Initialize(core.Options{Group: "famd", DataDir: opts.DataDir, ShmDir: opts.ShmDir,
+		BackupDir: opts.BackupDir, DefaultMemoryType: opts.DefaultMemoryType,
+		UID: -1, GID: -1, PEID: 0, PECount: 1})
+	if err != nil {
+		return nil, err
+	}
+	d.fam = fam
+	cleanup = append(cleanup, func() { fam.Finalize() })
+
+	var grpcLns, uxLns, tcpLns []net.Listener
+	closeAll := func(ls []net.Listener) {
+		for _, l := range ls {
+			l.Close()
+		}
+	}
+	cleanup = append(cleanup, func() { closeAll(grpcLns); closeAll(uxLns); closeAll(tcpLns) })
+	if !opts.NoSocket {
+		l, err := listenUnix(opts.SocketPath)
+		if err != nil {
+			return nil, err
+		}
+		grpcLns = append(grpcLns, l)
+		d.sock = opts.SocketPath
+		if l, err = listenUnix(opts.DataSocketPath); err != nil {
+			return nil, err
+		}
+		uxLns = append(uxLns, l)
+		d.dataSock = opts.DataSocketPath
+	}
+	if opts.TCPAddr != "" {
+		l, err := net.Listen("tcp", opts.TCPAddr)
+		if err != nil {
+			return nil, fmt.Errorf("listening on %s: %w", opts.TCPAddr, err)
+		}
+		grpcLns = append(grpcLns, l)
+		d.addr = l.Addr().String()
+		daddr := opts.DataTCPAddr
+		if daddr == "" {
+			if daddr, err = nextPort(opts.TCPAddr); err != nil {
+				return nil, err
+			}
+		}
+		if l, err = net.Listen("tcp", daddr); err != nil {
+			return nil, fmt.Errorf("listening for the data plane on %s: %w", daddr, err)
+		}
+		tcpLns = append(tcpLns, l)
+		d.dataAddr = l.Addr().String()
+	}
+
+	d.srv = rpc.NewServer(rpc.Options{Fam: fam, Token: opts.Token, DataTCP: d.dataAddr,
+		DataUnix: d.dataSock, DataDir: opts.DataDir})
+	d.grpc = grpc.NewServer(d.srv.ServerOptions()...)
+	pb.RegisterFamServer(d.grpc, d.srv)
+	logf := opts.Logf
+	if len(uxLns) > 0 {
+		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Logf: logf})
+	}
+	if len(tcpLns) > 0 {
+		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Logf: logf})
+	}
+	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			if err := fn(l); err != nil {
+				opts.logf("famd: %s on %s stopped: %v", what, l.Addr(), err)
+				select {
+				case d.failed <- fmt.Errorf("%s on %s: %w", what, l.Addr(), err):
+				default:
+				}
+			}
+		}()
+	}
+	for _, l := range grpcLns {
+		serve("gRPC", d.grpc.Serve, l)
+	}
+	for _, l := range uxLns {
+		serve("data plane", d.dataUx.Serve, l)
+	}
+	for _, l := range tcpLns {
+		serve("data plane", d.dataTCP.Serve, l)
+	}
+	return d, nil
+}
+
+// lockDataDir takes famd's lock on dir (creating dir if needed), so that a
+// second famd on the same data directory fails at once with a message
+// naming the holder, before the core waits on its store lock.
+func lockDataDir(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "famd.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data directory lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("data directory %s is in use by another famd (pid %s)", dir, strings.TrimSpace(string(holder)))
+		}
+		return nil, fmt.Errorf("data directory lock %s: %w", path, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() { f.Close() }, nil
+}
+
+// shortTempRoot is os.TempDir unless that is too long for socket paths.
+func shortTempRoot() string {
+	if t := os.TempDir(); len(t) < 60 {
+		return t
+	}
+	return "/tmp"
+}
+
+// listenUnix listens on path, replacing a stale socket file left by a
+// famd that died, but never one another server still answers on.
+func listenUnix(path string) (net.Listener, error) {
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket", path)
+		}
+		c, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
+			c.Close()
+			return nil, fmt.Errorf("another server is listening on %s", path)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("checking the old socket %s: %w", path, err)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	// Every local user may connect: the kernel tells famd who they are and
+	// the core's permission checks decide what they may do.
+	if err := os.Chmod(path, 0o666); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// nextPort returns addr's host with port + 1 (port 0 stays 0).
+func nextPort(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("TCP address %q: %w", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65534 {
+		return "", fmt.Errorf("TCP address %q: port must be a number below 65535", addr)
+	}
+	if p > 0 {
+		p++
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p)), nil
+}
+
+// Addr is the gRPC TCP address served ("" without TCP).
+func (d *Famd) Addr() string { return d.addr }
+
+// DataAddr is the data-plane TCP address served ("" without TCP).
+func (d *Famd) DataAddr() string { return d.dataAddr }
+
+// SocketPath is the gRPC Unix socket ("" with NoSocket). Clients name it
+// as OPENFAM_SERVER=unix:<path>.
+func (d *Famd) SocketPath() string { return d.sock }
+
+// DataSocketPath is the data-plane Unix socket ("" with NoSocket).
+func (d *Famd) DataSocketPath() string { return d.dataSock }
+
+// DataDir is the data directory served.
+func (d *Famd) DataDir() string { return d.opts.DataDir }
+
+// Server is the control-plane service (for tests that inspect keys).
+func (d *Famd) Server() *rpc.Server { return d.srv }
+
+// Regions counts the regions in the data directory.
+func (d *Famd) Regions() (int, error) { return d.srv.RegionCount() }
+
+// Failed delivers an error when a listener stops serving on its own (not
+// through Close); famd exits on it.
+func (d *Famd) Failed() <-chan error { return d.failed }
+
+// Close stops serving: barrier waiters are released, the gRPC server
+// stops gracefully within ShutdownTimeout (then forcibly), the data plane
+// closes its connections, every key is revoked and the instance is
+// finalized (persistent regions stay in the data directory). It returns
+// the first error met; later calls return the same.
+func (d *Famd) Close() error {
+	d.closeOnce.Do(func() {
+		d.srv.Drain()
+		stopped := make(chan struct{})
+		go func() {
+			d.grpc.GracefulStop()
+			close(stopped)
+		}()
+		t := time.NewTimer(d.opts.ShutdownTimeout)
+		select {
+		case <-stopped:
+		case <-t.C:
+			d.opts.logf("famd: calls still running after %v; cancelling them", d.opts.ShutdownTimeout)
+			d.grpc.Stop()
+			<-stopped
+		}
+		t.Stop()
+		var errs []error
+		for _, ts := range []*transport.Server{d.dataUx, d.dataTCP} {
+			if ts != nil {
+				if err := ts.Close(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		d.wg.Wait()
+		d.srv.Close()
+		if err := d.fam.Finalize(); err != nil {
+			errs = append(errs, err)
+		}
+		d.unlock()
+		if d.tmp != "" {
+			if err := os.RemoveAll(d.tmp); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		d.closeErr = errors.Join(errs...)
+	})
+	return d.closeErr
+}

@@ -1,0 +1,67 @@
+package core
+
+import (
+	"sort"
+
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+// RegionIDs returns the id of every region of the instance, ascending,
+// whatever its permissions (admin tools filter what they show). Served by
+// famd, it returns the regions famd lets this client see.
+func (f *Fam) RegionIDs() ([]uint64, error) {
+	const op = "fam_list_regions"
+	if err := f.check(op); err != nil {
+		return nil, err
+	}
+	var ids []uint64
+	if f.remote != nil {
+		ctx, cancel := f.remote.ctx()
+		defer cancel()
+		rep, err := f.remote.cl.ListRegions(ctx, &pb.ListRegionsRequest{})
+		if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+			return nil, err
+		}
+		for _, r := range rep.GetRegions() {
+			ids = append(ids, r.GetId())
+		}
+	} else {
+		for _, r := range f.store.Regions() {
+			ids = append(ids, r.ID)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// Items describes every data item of the region, by offset. The caller
+// needs read or write permission on the region.
+func (r *Region) Items() (map[uint64]Stat, error) {
+	const op = "fam_list_items"
+	rec, err := r.record(op)
+	if err != nil {
+		return nil, err
+	}
+	f := r.f
+	out := map[uint64]Stat{}
+	if f.remote != nil {
+		ctx, cancel := f.remote.ctx()
+		defer cancel()
+		rep, err := f.remote.cl.ListItems(ctx, &pb.ListItemsRequest{RegionId: r.id})
+		if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+			return nil, err
+		}
+		for _, ii := range rep.GetItems() {
+			out[ii.GetOffset()] = Stat{Size: ii.GetSize(), Mode: ii.GetMode(), Name: ii.GetName(), UID: ii.GetUid(), GID: ii.GetGid()}
+		}
+		return out, nil
+	}
+	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid) == 0 {
+		return nil, Errorf(CodeNoPerm, op, "no read or write permission on region %q", rec.Name)
+	}
+	for _, it := range f.store.Items(r.id) {
+		out[it.Offset] = Stat{Size: it.Size, Mode: it.Mode, Name: it.Name, UID: it.UID, GID: it.GID,
+			NumServers: uint64(len(rec.Servers)), InterleaveSize: rec.InterleaveSize, Servers: append([]uint64(nil), rec.Servers...)}
+	}
+	return out, nil
+}

@@ -1,0 +1,207 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/gofam/openfam/core/metadata"
+	"github.com/gofam/openfam/core/transport"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+// remote is the client side of an instance served by famd: the control
+// plane over gRPC, the data plane over package transport, and, when famd
+// is on this host (a Unix socket), items mapped from descriptors famd
+// passes so the data path runs on local memory as in embedded mode.
+type remote struct {
+	addr    string
+	conn    *grpc.ClientConn
+	cl      pb.FamClient
+	data    *transport.Client
+	unix    bool
+	timeout time.Duration
+	job     string
+}
+
+// DefaultTimeout bounds every call to a famd that does not answer.
+const DefaultTimeout = 10 * time.Second
+
+// bearer adds the cluster token and the claimed identity to each TCP call;
+// the server serves nothing without a valid token.
+type bearer struct {
+	token    string
+	uid, gid uint32
+}
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{
+		"authorization": "Bearer " + b.token,
+		"x-fam-uid":     strconv.FormatUint(uint64(b.uid), 10),
+		"x-fam-gid":     strconv.FormatUint(uint64(b.gid), 10),
+	}, nil
+}
+
+func (bearer) RequireTransportSecurity() bool { return false }
+
+// readToken reads a cluster token file, refusing one that others can read.
+func readToken(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("token file %s is readable by others (mode %#o); chmod 600 it", path, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("token file %s is empty", path)
+	}
+	return tok, nil
+}
+
+// dialRemote connects to the famd named by opts.Server: "unix:/path" or
+// "host:port".
+func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
+	r := &remote{addr: opts.Server, timeout: opts.Timeout, job: os.Getenv("FAMRUN_JOB")}
+	if r.timeout <= 0 {
+		r.timeout = DefaultTimeout
+	}
+	if r.job == "" {
+		r.job = os.Getenv("SLURM_JOB_ID")
+	}
+	var dopts []grpc.DialOption
+	var target, token string
+	if path, ok := strings.CutPrefix(opts.Server, "unix:"); ok {
+		r.unix = true
+		target = "unix:" + path
+		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	} else {
+		if opts.TokenFile == "" {
+			return nil, fmt.Errorf("OPENFAM_SERVER=%s is a TCP address: set OPENFAM_TOKEN_FILE to the cluster token file", opts.Server)
+		}
+		tok, err := readToken(opts.TokenFile)
+		if err != nil {
+			return nil, err
+		}
+		token = tok
+		target = "passthrough:///" + opts.Server
+		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithPerRPCCredentials(bearer{token: tok, uid: uid, gid: gid}))
+	}
+	conn, err := grpc.NewClient(target, dopts...)
+	if err != nil {
+		return nil, fmt.Errorf("famd at %s: %v", opts.Server, err)
+	}
+	r.conn = conn
+	r.cl = pb.NewFamClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	info, err := r.cl.Info(ctx, &pb.InfoRequest{}, grpc.WaitForReady(true))
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("famd at %s did not answer within %v: %v", opts.Server, r.timeout, err)
+	}
+	network, daddr := "tcp", info.GetDataTcp()
+	if r.unix && info.GetDataUnix() != "" {
+		network, daddr = "unix", info.GetDataUnix()
+	}
+	if daddr == "" {
+		conn.Close()
+		return nil, fmt.Errorf("famd at %s announces no data-plane address", opts.Server)
+	}
+	dc, err := transport.Dial(network, daddr, transport.ClientOptions{Token: token, Timeout: r.timeout})
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("famd data plane at %s: %v", daddr, err)
+	}
+	r.data = dc
+	return r, nil
+}
+
+func (r *remote) close() {
+	if r.data != nil {
+		r.data.Close()
+	}
+	if r.conn != nil {
+		r.conn.Close()
+	}
+}
+
+func (r *remote) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), r.timeout)
+}
+
+// famErr turns a reply's domain error, or the call's transport error, into
+// an *Error.
+func (r *remote) famErr(op string, fe *pb.FamError, err error) error {
+	if err != nil {
+		st, _ := status.FromError(err)
+		switch st.Code() {
+		case codes.DeadlineExceeded:
+			return Errorf(CodeTimeout, op, "famd at %s did not answer within %v", r.addr, r.timeout)
+		case codes.Unauthenticated, codes.PermissionDenied:
+			return Errorf(CodeNoPerm, op, "famd at %s refused the client: %s", r.addr, st.Message())
+		}
+		return Errorf(CodeRPC, op, "famd at %s unavailable: %s", r.addr, st.Message())
+	}
+	if fe == nil || fe.GetCode() == 0 {
+		return nil
+	}
+	o := fe.GetOp()
+	if o == "" {
+		o = op
+	}
+	return &Error{Code: Code(fe.GetCode()), Op: o, Msg: fe.GetMsg()}
+}
+
+// dataErr maps a data-plane failure to an *Error.
+func (r *remote) dataErr(op string, err error) error {
+	var te *transport.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te):
+		return &Error{Code: Code(te.Code), Op: op, Msg: te.Msg}
+	case errors.Is(err, transport.ErrUnavailable):
+		return Errorf(CodeRPC, op, "memory server unavailable: %v", err)
+	case errors.Is(err, transport.ErrStaleKey):
+		return Errorf(CodeNoPerm, op, "access to the data item was revoked")
+	}
+	return Errorf(CodeRPC, op, "%v", err)
+}
+
+func regionFromPB(ri *pb.RegionInfo) metadata.Region {
+	a := ri.GetAttr()
+	return metadata.Region{ID: ri.GetId(), Name: ri.GetName(), Size: ri.GetSize(), Mode: ri.GetMode(),
+		UID: ri.GetUid(), GID: ri.GetGid(), Redundancy: uint8(a.GetRedundancy()), MemoryType: uint8(a.GetMemory()),
+		Interleave: uint8(a.GetInterleave()), PermLevel: uint8(a.GetPermLevel()),
+		InterleaveSize: ri.GetInterleaveSize(), Servers: ri.GetServers()}
+}
+
+func itemFromPB(ii *pb.ItemInfo) metadata.Item {
+	return metadata.Item{RegionID: ii.GetRegionId(), Offset: ii.GetOffset(), Size: ii.GetSize(), Name: ii.GetName(),
+		Mode: ii.GetMode(), UID: ii.GetUid(), GID: ii.GetGid()}
+}
+
+func keyOf(b []byte) (transport.Key, bool) {
+	var k transport.Key
+	if len(b) != len(k) {
+		return k, false
+	}
+	copy(k[:], b)
+	return k, true
+}

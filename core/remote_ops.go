@@ -1,0 +1,408 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gofam/openfam/core/metadata"
+	"github.com/gofam/openfam/core/transport"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+// The methods here are the famd-served counterparts of the embedded code;
+// each public method branches to them when f.remote is set.
+
+func attrToPB(a RegionAttr) *pb.RegionAttr {
+	return &pb.RegionAttr{Redundancy: uint32(a.Redundancy), Memory: uint32(a.Memory),
+		Interleave: uint32(a.Interleave), PermLevel: uint32(a.PermLevel)}
+}
+
+func (f *Fam) rCreateRegion(op, name string, size uint64, mode uint32, attr RegionAttr) (*Region, error) {
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.CreateRegion(ctx, &pb.CreateRegionRequest{Name: name, Size: size, Mode: mode, Attr: attrToPB(attr)})
+	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.newRegionLocked(rep.GetRegion().GetId(), stateOpen), nil
+}
+
+func (f *Fam) rLookupRegion(op, name string) (*Region, error) {
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.LookupRegion(ctx, &pb.LookupRegionRequest{Name: name})
+	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.newRegionLocked(rep.GetRegion().GetId(), stateOpen), nil
+}
+
+// rRegion fetches a region's record (the permission check is famd's).
+func (f *Fam) rRegion(op string, id uint64) (metadata.Region, error) {
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.RegionByID(ctx, &pb.RegionByIDRequest{Id: id})
+	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+		return metadata.Region{}, err
+	}
+	return regionFromPB(rep.GetRegion()), nil
+}
+
+func (f *Fam) rReply(op string, rep interface{ GetErr() *pb.FamError }, err error) error {
+	return f.remote.famErr(op, rep.GetErr(), err)
+}
+
+func (r *Region) rDestroy(op string) error {
+	f := r.f
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.DestroyRegion(ctx, &pb.RegionByIDRequest{Id: r.id})
+	if err := f.rReply(op, rep, err); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	var notify []*Item
+	for key, set := range f.items {
+		if key.region == r.id {
+			for it := range set {
+				it.state.Store(stateClosed)
+				notify = append(notify, it)
+			}
+			delete(f.items, key)
+		}
+	}
+	for h := range f.rhandles[r.id] {
+		h.state.Store(stateClosed)
+	}
+	delete(f.rhandles, r.id)
+	f.mu.Unlock()
+	for _, it := range notify {
+		it.dropView()
+		it.fire()
+	}
+	return nil
+}
+
+func (r *Region) rResize(op string, n uint64) error {
+	ctx, cancel := r.f.remote.ctx()
+	defer cancel()
+	rep, err := r.f.remote.cl.ResizeRegion(ctx, &pb.ResizeRegionRequest{Id: r.id, Size: n})
+	return r.f.rReply(op, rep, err)
+}
+
+func (r *Region) rChangePermissions(op string, mode uint32) error {
+	f := r.f
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.ChangeRegionPermissions(ctx, &pb.ChangeRegionPermissionsRequest{Id: r.id, Mode: mode})
+	if err := f.rReply(op, rep, err); err != nil {
+		return err
+	}
+	f.refreshRegionItems(r.id)
+	return nil
+}
+
+func (f *Fam) refreshRegionItems(id uint64) {
+	f.mu.Lock()
+	var notify []*Item
+	for key, set := range f.items {
+		if key.region == id {
+			for it := range set {
+				notify = append(notify, it)
+			}
+		}
+	}
+	f.mu.Unlock()
+	for _, it := range notify {
+		_ = it.reresolve("fam_change_permissions")
+	}
+}
+
+// openView turns an item reply into a view: the key for the data plane
+// and, when famd is on this host, a mapping of the item made from the heap
+// file famd passes (read-only without write permission).
+func (f *Fam) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
+	rec := itemFromPB(ii)
+	key, ok := keyOf(ii.GetKey())
+	if !ok {
+		return nil, rec, Errorf(CodeRPC, "fam_lookup", "famd sent a malformed item key")
+	}
+	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key}
+	if f.remote.unix && v.rights&RightRead != 0 {
+		if m, b, err := f.remote.mapItem(key, v.rights); err == nil {
+			v.mem, v.mapping = b, m
+		}
+	}
+	return v, rec, nil
+}
+
+// mapItem maps an item from the descriptor famd passes over the Unix
+// socket. It returns the whole mapping and the item's bytes within it.
+func (r *remote) mapItem(key transport.Key, rights Rights) (m, b []byte, err error) {
+	fl, off, size, _, err := r.data.OpenFD(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fl.Close()
+	const page = 4096
+	lo := off &^ (page - 1)
+	hi := (off + size + page - 1) &^ (page - 1)
+	prot := unix.PROT_READ
+	if rights&RightWrite != 0 {
+		prot |= unix.PROT_WRITE
+	}
+	m, err = unix.Mmap(int(fl.Fd()), int64(lo), int(hi-lo), prot, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, m[off-lo : off-lo+size : off-lo+size], nil
+}
+
+func (f *Fam) rNewItem(op string, rep *pb.ItemReply, err error) (*Item, error) {
+	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+		return nil, err
+	}
+	v, rec, err := f.openView(rep.GetItem())
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed.Load() {
+		return nil, f.check(op)
+	}
+	return f.newItemLocked(rec, v), nil
+}
+
+func (r *Region) rAllocate(op, name string, n uint64, mode uint32) (*Item, error) {
+	ctx, cancel := r.f.remote.ctx()
+	defer cancel()
+	rep, err := r.f.remote.cl.Allocate(ctx, &pb.AllocateRequest{RegionId: r.id, Name: name, Size: n, Mode: mode})
+	return r.f.rNewItem(op, rep, err)
+}
+
+func (f *Fam) rLookup(op, item, region string) (*Item, error) {
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.Lookup(ctx, &pb.LookupRequest{Item: item, Region: region})
+	return f.rNewItem(op, rep, err)
+}
+
+// rResolve resolves a lazy handle or renews a stale key through ItemAt.
+func (it *Item) rResolve(op string) (*itemView, metadata.Item, error) {
+	f := it.f
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.ItemAt(ctx, &pb.ItemAtRequest{RegionId: it.g.RegionID, Offset: it.g.Offset})
+	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+		return nil, metadata.Item{}, err
+	}
+	return f.openView(rep.GetItem())
+}
+
+// reresolve replaces the handle's view after its key went stale (famd
+// restarted, or permissions changed) and tells the watcher.
+func (it *Item) reresolve(op string) error {
+	if it.state.Load() != stateOpen {
+		return Errorf(CodeInvalid, op, "data item handle was released")
+	}
+	v, _, err := it.rResolve(op)
+	if err != nil {
+		return err
+	}
+	old := it.view.Swap(v)
+	if old != nil {
+		it.f.rForget(old)
+	}
+	it.fire()
+	return nil
+}
+
+// rForget tells famd a key is no longer used, best effort. The mapping of
+// the old view stays until the handle is released: another thread may
+// still be copying through it.
+func (f *Fam) rForget(v *itemView) {
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	_, _ = f.remote.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	if v.mapping != nil {
+		f.mu.Lock()
+		f.staleMaps = append(f.staleMaps, v.mapping)
+		f.mu.Unlock()
+	}
+}
+
+// remoteData runs a data-plane operation, renewing the key once if famd no
+// longer knows it.
+func (it *Item) remoteData(op string, fn func(v *itemView) error) error {
+	err := fn(it.view.Load())
+	if errors.Is(err, transport.ErrStaleKey) {
+		if rerr := it.reresolve(op); rerr != nil {
+			return rerr
+		}
+		// Even if the renewed view is mapped here, famd serves the same
+		// bytes, so finishing this call remotely is correct.
+		err = fn(it.view.Load())
+	}
+	return it.f.remote.dataErr(op, err)
+}
+
+func (it *Item) rRecord(op string) (metadata.Item, error) {
+	f := it.f
+	v := it.view.Load()
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.StatItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	if err == nil && rep.GetErr().GetCode() == int32(CodeNoPerm) {
+		// A stale key: renew and ask again.
+		if rerr := it.reresolve(op); rerr != nil {
+			return metadata.Item{}, rerr
+		}
+		v = it.view.Load()
+		rep, err = f.remote.cl.StatItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	}
+	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+		return metadata.Item{}, err
+	}
+	return itemFromPB(rep.GetItem()), nil
+}
+
+func (it *Item) rClose() {
+	if v := it.view.Load(); v != nil && v.size > 0 {
+		it.f.rForget(v)
+	}
+}
+
+func (it *Item) rDeallocate(op string) error {
+	f := it.f
+	v := it.view.Load()
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.Deallocate(ctx, &pb.KeyRequest{Key: v.key[:]})
+	if err := f.rReply(op, rep, err); err != nil {
+		return err
+	}
+	key := itemKey{it.g.RegionID, it.g.Offset}
+	f.mu.Lock()
+	var notify []*Item
+	for h := range f.items[key] {
+		h.state.Store(stateClosed)
+		notify = append(notify, h)
+	}
+	delete(f.items, key)
+	f.mu.Unlock()
+	for _, h := range notify {
+		h.dropView()
+		h.fire()
+	}
+	return nil
+}
+
+func (it *Item) rChangePermissions(op string, mode uint32) error {
+	f := it.f
+	v := it.view.Load()
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.ChangeItemPermissions(ctx, &pb.ChangeItemPermissionsRequest{Key: v.key[:], Mode: mode})
+	if err := f.rReply(op, rep, err); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	var hs []*Item
+	for h := range f.items[itemKey{it.g.RegionID, it.g.Offset}] {
+		hs = append(hs, h)
+	}
+	f.mu.Unlock()
+	for _, h := range hs {
+		_ = h.reresolve(op)
+	}
+	return nil
+}
+
+// dropView unmaps a released handle's mapping.
+func (it *Item) dropView() {
+	if v := it.view.Load(); v != nil && v.mapping != nil {
+		it.f.mu.Lock()
+		it.f.staleMaps = append(it.f.staleMaps, v.mapping)
+		it.f.mu.Unlock()
+	}
+	it.unmapAll()
+}
+
+func (f *Fam) remoteCopy(op string, src *Item, srcOff uint64, dst *Item, dstOff, n uint64) error {
+	sv, dv := src.view.Load(), dst.view.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(n))
+	defer cancel()
+	rep, err := f.remote.cl.Copy(ctx, &pb.CopyRequest{SrcKey: sv.key[:], SrcOffset: srcOff, DstKey: dv.key[:], DstOffset: dstOff, Nbytes: n})
+	return f.rReply(op, rep, err)
+}
+
+// copyTime allows a large server-side operation time proportional to its
+// size (1 byte per nanosecond: 1 GB/s, a pessimistic disk) on top of the
+// call timeout.
+func copyTime(n uint64) time.Duration { return time.Duration(n) }
+
+func (f *Fam) rBackup(op string, it *Item, name string) (*Wait, error) {
+	v := it.view.Load()
+	return f.def.start(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
+		defer cancel()
+		rep, err := f.remote.cl.Backup(ctx, &pb.BackupRequest{Key: v.key[:], Name: name})
+		return f.rReply(op, rep, err)
+	}), nil
+}
+
+func (f *Fam) rRestore(op, name string, dst *Item) (*Wait, error) {
+	v := dst.view.Load()
+	return f.def.start(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
+		defer cancel()
+		rep, err := f.remote.cl.Restore(ctx, &pb.RestoreRequest{Name: name, Key: v.key[:]})
+		return f.rReply(op, rep, err)
+	}), nil
+}
+
+func (f *Fam) rRestoreNew(op, name string, r *Region, itemName string, mode uint32) (*Wait, *Item, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*f.remote.timeout)
+	defer cancel()
+	rep, err := f.remote.cl.RestoreNew(ctx, &pb.RestoreNewRequest{Name: name, RegionId: r.id, ItemName: itemName, Mode: mode})
+	it, err := f.rNewItem(op, rep, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.def.start(func() error { return nil }), it, nil
+}
+
+func (f *Fam) rDeleteBackup(op, name string) (*Wait, error) {
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.DeleteBackup(ctx, &pb.BackupNameRequest{Name: name})
+	if err := f.rReply(op, rep, err); err != nil {
+		return nil, err
+	}
+	return f.def.start(func() error { return nil }), nil
+}
+
+func (f *Fam) rListBackups(op, prefix string) (string, error) {
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	rep, err := f.remote.cl.ListBackups(ctx, &pb.BackupNameRequest{Name: prefix})
+	if err := f.rReply(op, rep, err); err != nil {
+		return "", err
+	}
+	return rep.GetText(), nil
+}
+
+// rBarrier waits at famd's barrier for this job. It has no deadline: PEs
+// may legitimately arrive far apart; a famd that goes away ends it.
+func (f *Fam) rBarrier(op string) error {
+	rep, err := f.remote.cl.Barrier(context.Background(), &pb.BarrierRequest{Job: f.remote.job, Size: uint32(f.peCount), Rank: uint32(f.peID)})
+	return f.rReply(op, rep, err)
+}

@@ -1,0 +1,206 @@
+package core_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/amo"
+	"github.com/gofam/openfam/core/embed"
+)
+
+func startFamd(t *testing.T, o embed.Options) *embed.Famd {
+	t.Helper()
+	d, err := embed.Start(o)
+	if err != nil {
+		t.Fatalf("embed.Start: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func client(t *testing.T, server, tokenFile string) *core.Fam {
+	t.Helper()
+	o := core.DefaultOptions()
+	o.Server, o.TokenFile, o.Timeout = server, tokenFile, 3*time.Second
+	o.PEID, o.PECount = 0, 1
+	f, err := core.Initialize(o)
+	if err != nil {
+		t.Fatalf("Initialize(%s): %v", server, err)
+	}
+	return f
+}
+
+func code(t *testing.T, err error, want core.Code) {
+	t.Helper()
+	if core.CodeOf(err) != want {
+		t.Fatalf("got %v (code %d), want code %d", err, core.CodeOf(err), want)
+	}
+}
+
+// exercise runs the API against a famd-served instance; local says whether
+// items should be mapped into this process (same host, Unix socket).
+func exercise(t *testing.T, f *core.Fam, local bool) {
+	c := f.Default()
+	r, err := f.CreateRegion("remote", 1<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.CreateRegion("remote", 1<<20, 0o600, core.RegionAttr{})
+	code(t, err, core.CodeExists)
+	it, err := r.Allocate("item", 4096, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, ok := it.Local(); ok != local {
+		t.Fatalf("Local() ok = %v, want %v", ok, local)
+	}
+	msg := []byte("across the fabric")
+	if err := c.Put(msg, it, 100); err != nil {
+		t.Fatal(err)
+	}
+	it2, err := f.Lookup("item", "remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(msg))
+	if err := c.Get(got, it2, 100); err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("get = %q, %v", got, err)
+	}
+	code(t, c.Get(make([]byte, 8), it, 4090), core.CodeOutOfRange)
+	// Gather and atomics execute at the server when not mapped here.
+	idx := []uint64{0, 2, 4}
+	for _, i := range idx {
+		if _, err := c.Atomic(it, i*8, amo.Int64, amo.Set, core.Value{Lo: i + 1}, core.Value{}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := make([]byte, 24)
+	if err := c.GatherIndexed(dst, it, idx, 8, false); err != nil {
+		t.Fatal(err)
+	}
+	if dst[0] != 1 || dst[8] != 3 || dst[16] != 5 {
+		t.Fatalf("gather = %v", dst)
+	}
+	old, err := core.AtomicFetch(c, it, 0, amo.Add, int64(41))
+	if err != nil || old != 1 {
+		t.Fatalf("fetch_add = %d, %v", old, err)
+	}
+	v, _ := core.AtomicFetch(c, it2, 0, amo.Fetch, int64(0))
+	if v != 42 {
+		t.Fatalf("fetch via second handle = %d", v)
+	}
+	if _, err := c.Atomic(it, 16, amo.Int128, amo.CompareSwap, core.Value{Lo: 9, Hi: 9}, core.Value{Lo: 3}, true); err != nil {
+		t.Fatal(err)
+	}
+	// Global descriptors resolve through famd.
+	g, _ := it.Global()
+	it3, _ := f.ItemFromGlobal(g)
+	if err := c.Get(got, it3, 100); err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("get via global = %q, %v", got, err)
+	}
+	// Server-side copy.
+	dst2, _ := r.Allocate("", 4096, 0o600)
+	w, err := c.Copy(it, 0, dst2, 0, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	c.Get(got, dst2, 100)
+	if !bytes.Equal(got, msg) {
+		t.Fatalf("copy = %q", got)
+	}
+	// Permission changes reach open handles.
+	if err := it.ChangePermissions(0o400); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Stat()
+	if err != nil || st.Name != "remote" || st.Size != 1<<20 {
+		t.Fatalf("region stat %+v, %v", st, err)
+	}
+	ist, err := it2.Stat()
+	if err != nil || ist.Mode != 0o400 || ist.Name != "item" {
+		t.Fatalf("item stat %+v, %v", ist, err)
+	}
+	// Backups live at the server.
+	bw, err := f.Backup(it, "bk1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := f.ListBackups("bk"); len(list) == 0 {
+		t.Fatal("backup not listed")
+	}
+	if err := it.Deallocate(); err != nil {
+		t.Fatal(err)
+	}
+	code(t, c.Get(got, it2, 0), core.CodeInvalid)
+	if err := r.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.LookupRegion("remote")
+	code(t, err, core.CodeNotFound)
+}
+
+func TestRemoteUnixSocket(t *testing.T) {
+	d := startFamd(t, embed.Options{})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	exercise(t, f, true)
+}
+
+func writeToken(t *testing.T, tok string) string {
+	p := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRemoteTCP(t *testing.T) {
+	d := startFamd(t, embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "s3cret"})
+	f := client(t, d.Addr(), writeToken(t, "s3cret"))
+	defer f.Finalize()
+	exercise(t, f, false)
+
+	o := core.DefaultOptions()
+	o.Server, o.TokenFile, o.Timeout = d.Addr(), writeToken(t, "wrong"), 2*time.Second
+	if _, err := core.Initialize(o); err == nil {
+		t.Fatal("a wrong token was accepted")
+	}
+}
+
+// A famd restart loses every key; clients re-resolve and carry on with the
+// data that was acknowledged before the crash.
+func TestRemoteRestart(t *testing.T) {
+	dir := t.TempDir()
+	o := embed.Options{DataDir: dir + "/data", ShmDir: dir + "/shm", NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "tok"}
+	d := startFamd(t, o)
+	tok := writeToken(t, "tok")
+	f := client(t, d.Addr(), tok)
+	defer f.Finalize()
+	r, err := f.CreateRegion("durable", 1<<16, 0o600, core.RegionAttr{Memory: core.Persistent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := r.Allocate("x", 64, 0o600)
+	if err := f.Default().Put([]byte("before"), it, 0); err != nil {
+		t.Fatal(err)
+	}
+	addr, daddr := d.Addr(), d.DataAddr()
+	d.Close()
+	code(t, f.Default().Put([]byte("down"), it, 0), core.CodeRPC)
+	o.TCPAddr, o.DataTCPAddr = addr, daddr
+	startFamd(t, o)
+	got := make([]byte, 6)
+	if err := f.Default().Get(got, it, 0); err != nil || string(got) != "before" {
+		t.Fatalf("after restart: %q, %v", got, err)
+	}
+}

@@ -1,0 +1,140 @@
+package rpc
+
+import (
+	"crypto/rand"
+	"os"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/transport"
+)
+
+// entry is one issued key: a server-side item handle opened through the
+// identity the key was issued to, so it carries that identity's rights.
+type entry struct {
+	key transport.Key
+	it  *core.Item
+	id  identity
+}
+
+// keyTable maps keys to entries. A key lives until CloseItem, or until the
+// item's handle reports a change (permissions, deallocation, region
+// destroyed or remapped): then it is revoked and its holder must resolve
+// the item again, which re-runs the permission check.
+type keyTable struct {
+	mu sync.RWMutex
+	m  map[transport.Key]*entry
+}
+
+func newKeyTable() *keyTable { return &keyTable{m: map[transport.Key]*entry{}} }
+
+// add issues a fresh key for it (which the table then owns) acting for id.
+func (t *keyTable) add(it *core.Item, id identity) *entry {
+	e := &entry{it: it, id: id}
+	// crypto/rand.Read never fails (it aborts the process if the kernel
+	// has no randomness), so its error is not checked.
+	_, _ = rand.Read(e.key[:])
+	// A change that fires before the key is published finds nothing to
+	// revoke; that is harmless because Resolve and OpenFD read the
+	// handle's current rights and validity on every use.
+	it.Watch(func() { t.revoke(e) })
+	t.mu.Lock()
+	t.m[e.key] = e
+	t.mu.Unlock()
+	return e
+}
+
+// get returns the live entry for key.
+func (t *keyTable) get(key transport.Key) (*entry, bool) {
+	t.mu.RLock()
+	e, ok := t.m[key]
+	t.mu.RUnlock()
+	return e, ok
+}
+
+// revoke forgets e's key and releases its handle. It runs from the
+// handle's watcher (no core lock held) and from CloseItem; a second call
+// for the same entry does nothing.
+func (t *keyTable) revoke(e *entry) {
+	t.mu.Lock()
+	live := t.m[e.key] == e
+	if live {
+		delete(t.m, e.key)
+	}
+	t.mu.Unlock()
+	if !live {
+		return
+	}
+	e.it.Watch(nil)
+	// The handle may already be released (deallocated, region destroyed);
+	// then Close reports it and there is nothing left to do.
+	_ = e.it.Close()
+}
+
+// closeAll revokes every key (famd shutting down).
+func (t *keyTable) closeAll() {
+	t.mu.Lock()
+	es := make([]*entry, 0, len(t.m))
+	for _, e := range t.m {
+		es = append(es, e)
+	}
+	t.mu.Unlock()
+	for _, e := range es {
+		t.revoke(e)
+	}
+}
+
+func (t *keyTable) len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.m)
+}
+
+// Resolve implements transport.Memory: the bytes of the item key names, as
+// mapped in famd, and the key holder's current rights. ok is false for an
+// unknown or revoked key. Safe for concurrent use.
+func (s *Server) Resolve(key transport.Key) (mem []byte, rights uint8, ok bool) {
+	e, ok := s.keys.get(key)
+	if !ok {
+		return nil, 0, false
+	}
+	base, size, r, ok := e.it.Local()
+	if !ok || r == 0 {
+		return nil, 0, false
+	}
+	return unsafe.Slice((*byte)(base), size), uint8(r), true
+}
+
+// itemFile is the one call into core that famd needs for descriptor
+// passing: the heap file holding the item and the item's offset in it.
+var itemFile = func(it *core.Item) (string, uint64, error) { return it.File() }
+
+// OpenFD implements transport.FDSource: it opens the region heap file of
+// the item key names, read-only unless the key grants write, for a
+// same-host client to map. The caller owns the returned file.
+func (s *Server) OpenFD(key transport.Key) (f *os.File, offset, size uint64, rights uint8, err error) {
+	e, ok := s.keys.get(key)
+	if !ok {
+		return nil, 0, 0, 0, transport.ErrStaleKey
+	}
+	_, size, r, ok := e.it.Local()
+	if !ok || r == 0 {
+		return nil, 0, 0, 0, transport.ErrStaleKey
+	}
+	path, off, err := itemFile(e.it)
+	if err != nil {
+		return nil, 0, 0, 0, &transport.Error{Code: int32(core.CodeOf(err)), Msg: err.Error()}
+	}
+	flag := os.O_RDONLY
+	if r&core.RightWrite != 0 {
+		flag = os.O_RDWR
+	}
+	f, err = os.OpenFile(path, flag|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, 0, 0, 0, &transport.Error{Code: int32(core.CodeResource), Msg: err.Error()}
+	}
+	return f, off, size, uint8(r), nil
+}
