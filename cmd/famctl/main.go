@@ -1,0 +1,253 @@
+// Command famctl inspects and administers the regions and items of a famd:
+// list, stat, create, destroy, change permissions, show servers and usage,
+// as tables or as JSON. See usageText (famctl --help).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/gofam/openfam/core/rpc"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1 // the server refused (FAM error) or could not be reached
+	exitUsage = 2
+)
+
+const usageText = `Usage: famctl [global options] COMMAND [ARGS...] [options]
+
+famctl talks to a famd over its control plane (gRPC).
+
+Commands:
+%s
+Global options (also accepted after COMMAND):
+  --server ADDR      the famd: unix:/path/to/famd.sock, host:port or
+                     tcp://host:port (default: $OPENFAM_SERVER)
+  --token-file F     cluster token for a TCP server (default:
+                     $OPENFAM_TOKEN_FILE); must be readable by its owner only
+  --timeout DUR      limit for connecting and for each call (default 10s)
+  --json             print machine-readable JSON on stdout
+  -h, --help         this help; 'famctl help COMMAND' or
+                     'famctl COMMAND --help' describe one command
+
+REGION is a region name; a number that names no region is taken as a region
+id. MODE is octal (0600, 644). SIZE is bytes with an optional K, M, G or T
+suffix (powers of 1024).
+
+Exit status: 0 success, 1 the server reported an error (printed as its FAM
+code name and message; with --json also as {"error": {...}} on stdout) or
+could not be reached, 2 usage error.
+
+Environment: OPENFAM_SERVER, OPENFAM_TOKEN_FILE (see above).
+`
+
+// globals are the options every command accepts.
+type globals struct {
+	server    string
+	tokenFile string
+	timeout   time.Duration
+	json      bool
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.server, "server", g.server, "")
+	fs.StringVar(&g.tokenFile, "token-file", g.tokenFile, "")
+	fs.DurationVar(&g.timeout, "timeout", g.timeout, "")
+	fs.BoolVar(&g.json, "json", g.json, "")
+}
+
+// usageError is a mistake on the command line (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// famError is a domain error a famd reported in a reply's err field.
+type famError struct {
+	code    int32
+	op, msg string
+}
+
+func (e *famError) Error() string {
+	s := codeName(e.code)
+	if e.op != "" {
+		s += ": " + e.op
+	}
+	return s + ": " + e.msg
+}
+
+// famErrorName maps FAM_E* numbers (openfam.h) to their macro names.
+var famErrorNames = map[int32]string{
+	1: "FAM_EUNKNOWN", 2: "FAM_ENOPERM", 3: "FAM_ETIMEOUT", 4: "FAM_EINVAL",
+	5: "FAM_ELIBFABRIC", 6: "FAM_ESHM", 7: "FAM_ENOTCREATED", 8: "FAM_ENOTFOUND",
+	9: "FAM_EEXIST", 10: "FAM_EALLOCATOR", 11: "FAM_ERPC", 12: "FAM_EPMI",
+	13: "FAM_ERANGE", 14: "FAM_ENOSPACE", 15: "FAM_ENULLPTR", 16: "FAM_EUNIMPL",
+	17: "FAM_ERESOURCE", 18: "FAM_EINVALIDOP", 19: "FAM_ERPCCLIENTNOTFOUND",
+	20: "FAM_EMEMSERVLISTEMPTY", 21: "FAM_EMETADATA", 22: "FAM_EMEMORY",
+	23: "FAM_ENAMETOOLONG", 24: "FAM_EATLQUEUEFULL", 25: "FAM_EATLQUEUEINSERT",
+	26: "FAM_EATLNOTENABLED", 27: "FAM_EATL", 28: "FAM_EBACKUPNOTCREATED",
+	29: "FAM_EBACKUPNOTFOUND", 30: "FAM_EBACKUPINFONOTFOUND", 31: "FAM_ENOTPWRTWO",
+}
+
+// codeName is the FAM_E* name of code, or "FAM_E<number>" for one this
+// table does not know.
+func codeName(code int32) string {
+	if n, ok := famErrorNames[code]; ok {
+		return n
+	}
+	return fmt.Sprintf("FAM_E%d", code)
+}
+
+// check turns a reply's err field into a Go error (nil when unset).
+func check(e *pb.FamError) error {
+	if e == nil || e.GetCode() == 0 {
+		return nil
+	}
+	return &famError{code: e.GetCode(), op: e.GetOp(), msg: e.GetMsg()}
+}
+
+// session is one command's connection and output.
+type session struct {
+	g      *globals
+	addr   string
+	conn   *grpc.ClientConn
+	fam    pb.FamClient
+	stdout io.Writer
+}
+
+// ctx returns a context bounded by --timeout for one call.
+func (s *session) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.g.timeout)
+}
+
+// emit prints v as indented JSON.
+func (s *session) emit(v any) error {
+	enc := json.NewEncoder(s.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is famctl with its arguments and output streams; it returns the exit
+// status.
+func run(args []string, stdout, stderr io.Writer) int {
+	g := &globals{timeout: 10 * time.Second}
+	fs := flag.NewFlagSet("famctl", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	g.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, usageText, commandList())
+			return exitOK
+		}
+		return report(g, stdout, stderr, usagef("%v", err))
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return report(g, stdout, stderr, usagef("no COMMAND given"))
+	}
+	name, rest := rest[0], rest[1:]
+	if name == "help" {
+		if len(rest) == 0 {
+			fmt.Fprintf(stdout, usageText, commandList())
+			return exitOK
+		}
+		c := findCommand(rest[0])
+		if c == nil {
+			return report(g, stdout, stderr, usagef("unknown command %q", rest[0]))
+		}
+		fmt.Fprint(stdout, c.usage())
+		return exitOK
+	}
+	c := findCommand(name)
+	if c == nil {
+		return report(g, stdout, stderr, usagef("unknown command %q", name))
+	}
+	pos, o, help, err := c.parse(g, rest)
+	if help {
+		fmt.Fprint(stdout, c.usage())
+		return exitOK
+	}
+	if err == nil {
+		err = c.execute(g, o, pos, stdout)
+	}
+	return report(g, stdout, stderr, err)
+}
+
+// report prints err (if any) and returns the exit status that goes with it.
+func report(g *globals, stdout, stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "famctl: %v\nRun 'famctl --help' for usage.\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "famctl: %v\n", err)
+	if g.json {
+		var fe *famError
+		e := map[string]any{"msg": err.Error()}
+		if errors.As(err, &fe) {
+			e = map[string]any{"code": fe.code, "name": codeName(fe.code), "op": fe.op, "msg": fe.msg}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"error": e})
+	}
+	return exitError
+}
+
+// dial connects to the famd named by --server or $OPENFAM_SERVER.
+func dial(g *globals) (*session, error) {
+	addr := g.server
+	if addr == "" {
+		addr = os.Getenv("OPENFAM_SERVER")
+	}
+	if addr == "" {
+		return nil, usagef("no server: give --server ADDR or set OPENFAM_SERVER")
+	}
+	var conn *grpc.ClientConn
+	var err error
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		if path == "" {
+			return nil, usagef("server %q: empty socket path", addr)
+		}
+		conn, err = rpc.DialUnix(path, g.timeout)
+	} else {
+		hostport := strings.TrimPrefix(addr, "tcp://")
+		tf := g.tokenFile
+		if tf == "" {
+			tf = os.Getenv("OPENFAM_TOKEN_FILE")
+		}
+		if tf == "" {
+			return nil, usagef("server %s is a TCP address: give --token-file or set OPENFAM_TOKEN_FILE", addr)
+		}
+		token, terr := rpc.ReadToken(tf)
+		if terr != nil {
+			return nil, fmt.Errorf("token file: %w", terr)
+		}
+		conn, err = rpc.DialTCP(hostport, token, uint32(os.Getuid()), uint32(os.Getgid()), g.timeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach famd at %s: %w", addr, err)
+	}
+	return &session{g: g, addr: addr, conn: conn, fam: pb.NewFamClient(conn)}, nil
+}

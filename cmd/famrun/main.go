@@ -1,0 +1,237 @@
+// Command famrun launches an OpenFAM job: N processing elements (PEs) that
+// share one famd, each told its rank and the job size through the
+// environment. See usageText (famrun --help) for the whole interface.
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Exit statuses of famrun itself; a PE's own status is passed on as is.
+const (
+	exitUsage      = 2
+	exitFailure    = 1
+	exitTimeout    = 124
+	exitCannotExec = 126
+	exitNotFound   = 127
+)
+
+const usageText = `Usage: famrun -n N [options] [--] PROGRAM [ARGS...]
+
+famrun starts N copies of PROGRAM (the processing elements, PEs, of one
+OpenFAM job), gives each its rank and the job size, and waits for them.
+
+Unless OPENFAM_SERVER is already set, famrun first starts a private famd for
+the job in a temporary directory and points every PE at it; the famd is
+stopped and the directory removed when the job ends. With OPENFAM_SERVER set,
+the PEs use that server and no famd is started.
+
+Options:
+  -n N               number of PEs to start (required, at least 1)
+  --servers K        memory servers for the private famd set; only 1 is
+                     supported by this version (K > 1 is refused, exit 2)
+  --timeout DUR      stop the whole job after DUR (Go duration: 90s, 5m) and
+                     exit 124
+  --grace DUR        time a PE gets between SIGTERM and SIGKILL when the job
+                     is being stopped (default 3s)
+  --startup DUR      how long to wait for the private famd to be ready
+                     (default 20s)
+  --label            prefix every line a PE writes with "[RANK] "
+  --keep             keep the private famd's temporary directory (data, log)
+                     and print where it is
+  --verbose          copy the private famd's log to famrun's stderr
+  -h, --help         print this help
+
+Environment given to every PE (on top of famrun's own environment):
+  FAMRUN_JOB         random hex id of this job (names its barrier at famd)
+  FAMRUN_RANK        the PE's rank, 0 .. N-1
+  FAMRUN_SIZE        N
+  PMI_RANK, PMI_SIZE the same rank and size, for PMI-style readers
+  OPENFAM_SERVER     the famd the PE talks to: unix:<tmpdir>/famd.sock for the
+                     private famd, else the value famrun was given
+
+Environment read by famrun:
+  OPENFAM_SERVER     use this server (unix:/path or host:port) instead of a
+                     private famd
+  FAMD               path of the famd binary; when unset famrun uses the famd
+                     next to its own binary, else the first famd on PATH
+  TMPDIR             where the private famd's temporary directory is made
+
+Input and output: each PE's stdout and stderr go to famrun's stdout and
+stderr. Rank 0 reads famrun's stdin when it is a pipe or a file; the other
+PEs (and rank 0 when stdin is a terminal) read /dev/null. Each PE runs in a
+process group of its own, so stopping a PE also stops what it started.
+
+Exit status:
+  0       every PE exited 0
+  S       the first PE to fail exited with status S; the others were stopped
+          (SIGTERM, then SIGKILL after the grace time)
+  128+SIG the first PE to fail was killed by signal SIG
+  124     --timeout expired
+  126/127 PROGRAM could not be executed / was not found
+  2       usage error (bad flags, --servers > 1)
+  1       famrun could not run the job (famd did not start, ...)
+
+SIGINT, SIGTERM and SIGHUP sent to famrun are passed on to every PE; a second
+such signal kills the PEs with SIGKILL.
+`
+
+// config is what the command line asks for.
+type config struct {
+	n        int
+	servers  int
+	timeout  time.Duration
+	grace    time.Duration
+	startup  time.Duration
+	label    bool
+	keep     bool
+	verbose  bool
+	argv     []string // PROGRAM and its arguments
+	progPath string   // PROGRAM resolved on PATH
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is famrun with its arguments and output streams; it returns the exit
+// status.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, status, ok := parseArgs(args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	// Caught for famrun's whole life: until the PEs run, a signal cancels
+	// the start; while they run, it is passed on; afterwards it must not cut
+	// the famd shutdown and cleanup short.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	job := newJobID()
+	server := os.Getenv("OPENFAM_SERVER")
+	var fd *privateFamd
+	if server == "" {
+		var err error
+		fd, err = startPrivateFamd(cfg, job, sigs, stderr)
+		var se signalError
+		if errors.As(err, &se) {
+			fmt.Fprintf(stderr, "famrun: %v\n", err)
+			return 128 + int(se.sig)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "famrun: %v\n", err)
+			return exitFailure
+		}
+		server = fd.server()
+	}
+	status = runJob(cfg, job, server, fd, sigs, stdout, stderr)
+	if fd != nil {
+		fd.stop(stderr)
+	}
+	return status
+}
+
+// signalError reports that famrun was told to stop while starting famd.
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string {
+	return fmt.Sprintf("interrupted by %v while starting famd", e.sig)
+}
+
+// parseArgs reads the command line. It returns ok=false with the status to
+// exit with when famrun should not run a job (help, usage errors).
+func parseArgs(args []string, stdout, stderr io.Writer) (config, int, bool) {
+	cfg := config{}
+	fs := flag.NewFlagSet("famrun", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&cfg.n, "n", 0, "")
+	fs.IntVar(&cfg.servers, "servers", 1, "")
+	fs.DurationVar(&cfg.timeout, "timeout", 0, "")
+	fs.DurationVar(&cfg.grace, "grace", 3*time.Second, "")
+	fs.DurationVar(&cfg.startup, "startup", 20*time.Second, "")
+	fs.BoolVar(&cfg.label, "label", false, "")
+	fs.BoolVar(&cfg.keep, "keep", false, "")
+	fs.BoolVar(&cfg.verbose, "verbose", false, "")
+	usage := func(format string, a ...any) (config, int, bool) {
+		fmt.Fprintf(stderr, "famrun: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "Run 'famrun --help' for usage.")
+		return cfg, exitUsage, false
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return cfg, 0, false
+		}
+		return usage("%v", err)
+	}
+	cfg.argv = fs.Args()
+	switch {
+	case cfg.n < 1:
+		return usage("-n N (N >= 1) is required")
+	case cfg.servers < 1:
+		return usage("--servers must be at least 1")
+	case cfg.servers > 1:
+		return usage("--servers %d: only one memory server per job is supported by this version (multi-server striping is not built yet)", cfg.servers)
+	case cfg.timeout < 0 || cfg.grace < 0 || cfg.startup <= 0:
+		return usage("durations must not be negative")
+	case len(cfg.argv) == 0:
+		return usage("no PROGRAM given")
+	}
+	p, err := exec.LookPath(cfg.argv[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "famrun: cannot run %s: %v\n", cfg.argv[0], err)
+		if errors.Is(err, os.ErrPermission) {
+			return cfg, exitCannotExec, false
+		}
+		return cfg, exitNotFound, false
+	}
+	cfg.progPath = p
+	return cfg, 0, true
+}
+
+// newJobID returns 16 random hex digits naming the job.
+func newJobID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on Linux; a fixed id would make two
+		// concurrent jobs share a barrier, so a time-based one is the fallback.
+		return fmt.Sprintf("%016x", time.Now().UnixNano())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// peEnv is famrun's environment with the launcher variables of one PE set
+// (replacing any inherited values).
+func peEnv(base []string, job string, rank, size int, server string) []string {
+	set := map[string]string{
+		"FAMRUN_JOB":     job,
+		"FAMRUN_RANK":    fmt.Sprint(rank),
+		"FAMRUN_SIZE":    fmt.Sprint(size),
+		"PMI_RANK":       fmt.Sprint(rank),
+		"PMI_SIZE":       fmt.Sprint(size),
+		"OPENFAM_SERVER": server,
+	}
+	env := make([]string, 0, len(base)+len(set))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, replaced := set[k]; !replaced {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range []string{"FAMRUN_JOB", "FAMRUN_RANK", "FAMRUN_SIZE", "PMI_RANK", "PMI_SIZE", "OPENFAM_SERVER"} {
+		env = append(env, k+"="+set[k])
+	}
+	return env
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Crash and restart: a PE writes persistent items through famd, famd is
+# killed with SIGKILL, a client started while it is down must fail with a
+# clear error within OPENFAM_TIMEOUT (not hang), and after famd restarts on
+# the same data directory a second run of the demo finds every item with
+# its data.
+#
+#   tests/restart.sh BINDIR DEMO
+set -euo pipefail
+bindir=$1 demo=$2
+work=$(mktemp -d)
+famd_pid=
+cleanup() { if [ -n "$famd_pid" ]; then kill -9 "$famd_pid" 2>/dev/null; wait "$famd_pid" 2>/dev/null; fi; rm -rf "$work"; }
+trap cleanup EXIT
+
+start_famd() {
+  "$bindir/famd" --socket "$work/famd.sock" --data-dir "$work/data" --shm-dir "$work/shm" \
+    >>"$work/famd.log" 2>&1 &
+  famd_pid=$!
+  for _ in $(seq 100); do
+    grep -q serving "$work/famd.log" 2>/dev/null && [ -S "$work/famd.sock" ] && return 0
+    sleep 0.1
+  done
+  echo "restart: famd did not start"; cat "$work/famd.log"; exit 1
+}
+
+export OPENFAM_SERVER="unix:$work/famd.sock" OPENFAM_TIMEOUT=3s
+start_famd
+echo "restart: run 1 writes persistent items through famd"
+"$demo" >"$work/run1.log" 2>&1 || { cat "$work/run1.log"; exit 1; }
+
+echo "restart: kill -9 famd (pid $famd_pid)"
+kill -9 "$famd_pid"; wait "$famd_pid" 2>/dev/null || true; famd_pid=
+
+echo "restart: a client while famd is down must fail fast"
+start=$(date +%s)
+if "$demo" >"$work/down.log" 2>&1; then echo "restart: client succeeded with famd down"; exit 1; fi
+took=$(( $(date +%s) - start ))
+grep -qiE "unavailable|did not answer|famd" "$work/down.log" || { echo "restart: unclear error:"; cat "$work/down.log"; exit 1; }
+[ "$took" -le 15 ] || { echo "restart: client took ${took}s to fail"; exit 1; }
+echo "restart: failed in ${took}s with: $(grep -iE 'unavailable|did not answer|famd' "$work/down.log" | head -1)"
+
+start_famd
+echo "restart: run 2 after restart must find run 1's items and data"
+"$demo" >"$work/run2.log" 2>&1 || { cat "$work/run2.log"; exit 1; }
+grep -q "found item" "$work/run2.log" || { echo "restart: run 2 did not find the item"; cat "$work/run2.log"; exit 1; }
+echo "restart: ok"
