@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gofam/openfam/core/amo"
+	"github.com/gofam/openfam/core/transport"
 )
 
 // Context is an independent stream of data-path operations with its own
@@ -20,8 +21,16 @@ type Context struct {
 	closed  atomic.Bool
 	pending sync.WaitGroup
 	npend   atomic.Int64
-	errMu   sync.Mutex
-	err     error // first failure of a background operation, reported by Quiet
+
+	// Non-blocking transfers in flight to a memory server, waited for by
+	// Quiet, which reports the first failure among them.
+	cmu   sync.Mutex
+	calls []pendingCall
+}
+
+type pendingCall struct {
+	call *transport.Call
+	op   string
 }
 
 // Default returns the instance's default context.
@@ -87,6 +96,10 @@ func span(op string, it *Item, off, n, size uint64) error {
 }
 
 func (c *Context) transfer(op string, buf []byte, it *Item, off uint64, write bool) error {
+	return c.transferNB(op, buf, it, off, write, false)
+}
+
+func (c *Context) transferNB(op string, buf []byte, it *Item, off uint64, write, nb bool) error {
 	if err := c.check(op); err != nil {
 		return err
 	}
@@ -103,6 +116,21 @@ func (c *Context) transfer(op string, buf []byte, it *Item, off uint64, write bo
 	}
 	if err := span(op, it, off, uint64(len(buf)), v.size); err != nil {
 		return err
+	}
+	if v.mem == nil && nb {
+		// Pipelined: the request is on the wire when this returns; Quiet
+		// collects the reply.
+		d := it.f.remote.data
+		var call *transport.Call
+		if write {
+			call = d.PutAsync(v.key, off, buf)
+		} else {
+			call = d.GetAsync(v.key, off, buf)
+		}
+		c.cmu.Lock()
+		c.calls = append(c.calls, pendingCall{call: call, op: op})
+		c.cmu.Unlock()
+		return nil
 	}
 	if v.mem == nil {
 		return it.remoteData(op, func(v *itemView) error {
@@ -133,12 +161,12 @@ func (c *Context) Put(src []byte, it *Item, off uint64) error {
 
 // GetNB starts a Get; dst must stay untouched until Quiet returns.
 func (c *Context) GetNB(dst []byte, it *Item, off uint64) error {
-	return c.transfer("fam_get_nonblocking", dst, it, off, false)
+	return c.transferNB("fam_get_nonblocking", dst, it, off, false, true)
 }
 
 // PutNB starts a Put; src must stay untouched until Quiet returns.
 func (c *Context) PutNB(src []byte, it *Item, off uint64) error {
-	return c.transfer("fam_put_nonblocking", src, it, off, true)
+	return c.transferNB("fam_put_nonblocking", src, it, off, true, true)
 }
 
 func gsName(gather, nb bool, kind string) string {
@@ -279,14 +307,9 @@ func (c *Context) start(fn func() error) *Wait {
 	go func() {
 		defer c.pending.Done()
 		defer c.npend.Add(-1)
+		// The error belongs to the Wait alone: reporting it again at the
+		// next Quiet would blame an unrelated later call.
 		w.err = fn()
-		if w.err != nil {
-			c.errMu.Lock()
-			if c.err == nil {
-				c.err = w.err
-			}
-			c.errMu.Unlock()
-		}
 		close(w.done)
 	}()
 	return w
@@ -350,7 +373,9 @@ func (c *Context) Fence() error {
 }
 
 // Quiet waits until every operation started on this context is complete
-// and returns (and clears) the first error among background operations.
+// and returns the first failure among its non-blocking transfers to a
+// memory server (local ones complete, and report, before returning;
+// background copies report through their Wait).
 func (c *Context) Quiet() error {
 	if c == nil {
 		return Errorf(CodeInvalid, "fam_quiet", "context handle is NULL")
@@ -359,11 +384,17 @@ func (c *Context) Quiet() error {
 		return Errorf(CodeInvalid, "fam_quiet", "context was closed")
 	}
 	c.pending.Wait()
-	c.errMu.Lock()
-	err := c.err
-	c.err = nil
-	c.errMu.Unlock()
-	return err
+	c.cmu.Lock()
+	calls := c.calls
+	c.calls = nil
+	c.cmu.Unlock()
+	var first error
+	for _, pc := range calls {
+		if err := pc.call.Wait(); err != nil && first == nil {
+			first = c.f.remote.dataErr(pc.op, err)
+		}
+	}
+	return first
 }
 
 // Progress returns the number of the context's operations not yet complete.
@@ -372,6 +403,9 @@ func (c *Context) Progress() uint64 {
 		return 0
 	}
 	n := c.npend.Load()
+	c.cmu.Lock()
+	n += int64(len(c.calls))
+	c.cmu.Unlock()
 	if n < 0 {
 		return 0
 	}

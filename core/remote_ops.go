@@ -349,24 +349,29 @@ func (f *Fam) remoteCopy(op string, src *Item, srcOff uint64, dst *Item, dstOff,
 // call timeout.
 func copyTime(n uint64) time.Duration { return time.Duration(n) }
 
+// rBackup and rRestore run at famd before returning, so that every error
+// (a missing backup, a name in use) is reported by the call itself as in
+// embedded mode; the Wait they return is already complete.
 func (f *Fam) rBackup(op string, it *Item, name string) (*Wait, error) {
 	v := it.view.Load()
-	return f.def.start(func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
-		defer cancel()
-		rep, err := f.remote.cl.Backup(ctx, &pb.BackupRequest{Key: v.key[:], Name: name})
-		return f.rReply(op, rep, err)
-	}), nil
+	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
+	defer cancel()
+	rep, err := f.remote.cl.Backup(ctx, &pb.BackupRequest{Key: v.key[:], Name: name})
+	if err := f.rReply(op, rep, err); err != nil {
+		return nil, err
+	}
+	return f.def.start(func() error { return nil }), nil
 }
 
 func (f *Fam) rRestore(op, name string, dst *Item) (*Wait, error) {
 	v := dst.view.Load()
-	return f.def.start(func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
-		defer cancel()
-		rep, err := f.remote.cl.Restore(ctx, &pb.RestoreRequest{Name: name, Key: v.key[:]})
-		return f.rReply(op, rep, err)
-	}), nil
+	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
+	defer cancel()
+	rep, err := f.remote.cl.Restore(ctx, &pb.RestoreRequest{Name: name, Key: v.key[:]})
+	if err := f.rReply(op, rep, err); err != nil {
+		return nil, err
+	}
+	return f.def.start(func() error { return nil }), nil
 }
 
 func (f *Fam) rRestoreNew(op, name string, r *Region, itemName string, mode uint32) (*Wait, *Item, error) {

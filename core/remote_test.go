@@ -204,3 +204,39 @@ func TestRemoteRestart(t *testing.T) {
 		t.Fatalf("after restart: %q, %v", got, err)
 	}
 }
+
+func TestRemoteNonBlockingPipelined(t *testing.T) {
+	d := startFamd(t, embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "nb"})
+	f := client(t, d.Addr(), writeToken(t, "nb"))
+	defer f.Finalize()
+	r, _ := f.CreateRegion("nb", 1<<20, 0o600, core.RegionAttr{})
+	it, _ := r.Allocate("x", 64*4096, 0o600)
+	ctx, _ := f.OpenContext()
+	bufs := make([][]byte, 64)
+	for i := range bufs {
+		bufs[i] = bytes.Repeat([]byte{byte(i + 1)}, 4096)
+		if err := ctx.PutNB(bufs[i], it, uint64(i)*4096); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ctx.Quiet(); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Progress() != 0 {
+		t.Fatal("progress after quiet")
+	}
+	got := make([]byte, 64*4096)
+	if err := ctx.GetNB(got, it, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Quiet(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range bufs {
+		if !bytes.Equal(got[i*4096:(i+1)*4096], bufs[i]) {
+			t.Fatalf("block %d wrong", i)
+		}
+	}
+	// An out-of-range non-blocking put is refused at once, before the wire.
+	code(t, ctx.PutNB(bufs[0], it, 64*4096), core.CodeOutOfRange)
+}

@@ -33,18 +33,14 @@ $(COMPAT_OUT)/fam_c_test: $(COMPAT_SRC)/fam_c_test.c $(COMPAT_HDRS) $(LIB)
 	$(CC) $(COMPAT_CFLAGS) -o $@ $< $(APP_LDFLAGS)
 
 .PHONY: test-compat verify-compat
-test-compat: $(COMPAT_BINS) ## OpenFAM 3.2 compatibility suites (C++ and C API), single-PE and under famrun -n 2
+test-compat: $(COMPAT_BINS) famd famrun ## OpenFAM 3.2 compatibility suites (C++ and C API), single-PE and under famrun -n 2
 	rm -rf $(COMPAT_RUN) && mkdir -p $(COMPAT_RUN)/data $(COMPAT_RUN)/shm $(COMPAT_RUN)/backup $(COMPAT_RUN)/tmp
 	$(COMPAT_ENV) $(COMPAT_OUT)/fam_compat_test
 	$(COMPAT_ENV) $(COMPAT_OUT)/fam_compat_init_test
 	$(COMPAT_ENV) $(COMPAT_OUT)/fam_c_test
-	@if [ -x $(BINDIR)/famrun ]; then \
-	  echo "$(BINDIR)/famrun -n 2 (compat suites)"; \
-	  $(COMPAT_ENV) $(BINDIR)/famrun -n 2 $(COMPAT_OUT)/fam_compat_test && \
-	  $(COMPAT_ENV) $(BINDIR)/famrun -n 2 $(COMPAT_OUT)/fam_c_test; \
-	else \
-	  echo "test-compat: $(BINDIR)/famrun not built; multi-PE runs skipped"; \
-	fi
+	@echo "$(BINDIR)/famrun -n 2 (compat suites)"
+	$(COMPAT_ENV) $(BINDIR)/famrun -n 2 $(COMPAT_OUT)/fam_compat_test
+	$(COMPAT_ENV) $(BINDIR)/famrun -n 2 $(COMPAT_OUT)/fam_c_test
 
 # Needs no library: the headers compile alone in C and C++, the suites
 # compile with the warning flags, and fam_c.c defines exactly the functions

@@ -22,8 +22,8 @@ python-install: lib python-venv ## install the openfam Python package into build
 	  --force-reinstall ./$(PY_DIR)
 
 # Run from the repository root so the installed package (not the source
-# directory) is imported. famrun tests run only once $(BINDIR)/famrun exists.
-test-python: python-install ## run the Python binding's tests (pytest, notebook, examples)
+# directory) is imported. The multi-PE tests run under $(BINDIR)/famrun.
+test-python: python-install famd famrun ## run the Python binding's tests (pytest, notebook, examples)
 	FAMRUN=$(abspath $(BINDIR))/famrun $(PY) -m pytest -q -p no:cacheprovider $(PY_DIR)/tests
 
 bench-python: python-install ## print the Python binding's overhead figures beside their baselines

@@ -10,7 +10,7 @@ set -euo pipefail
 bindir=$1 demo=$2
 work=$(mktemp -d)
 famd_pid=
-cleanup() { if [ -n "$famd_pid" ]; then kill -9 "$famd_pid" 2>/dev/null; wait "$famd_pid" 2>/dev/null; fi; rm -rf "$work"; }
+cleanup() { if [ -n "$famd_pid" ]; then kill -9 "$famd_pid" 2>/dev/null || true; wait "$famd_pid" 2>/dev/null || true; fi; rm -rf "$work"; }
 trap cleanup EXIT
 
 start_famd() {
