@@ -35,7 +35,7 @@ type famState struct {
 	peID    int
 	peCount int
 	storeID string // distinguishes this store's volatile files from other stores'
-	store   *metadata.Store
+	store   Catalog
 
 	mu       sync.Mutex // guards the maps below and region life cycles
 	regions  map[uint64]*regionState

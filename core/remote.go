@@ -27,7 +27,7 @@ type remote struct {
 	addr    string
 	conn    *grpc.ClientConn
 	cl      pb.FamClient
-	data    *transport.Client
+	data    DataPlane
 	unix    bool
 	timeout time.Duration
 	job     string
@@ -128,8 +128,9 @@ func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
 		conn.Close()
 		return nil, fmt.Errorf("famd data plane at %s: %v", daddr, err)
 	}
-	r.data = dc
-	return r, nil
+	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
+	nr.conn = conn
+	return nr, nil
 }
 
 func (r *remote) close() {
@@ -204,4 +205,14 @@ func keyOf(b []byte) (transport.Key, bool) {
 	}
 	copy(k[:], b)
 	return k, true
+}
+
+// newRemote assembles the client side of a famd-served instance from its
+// two planes. dialRemote uses it; unit tests pass doubles that inject
+// faults.
+func newRemote(addr string, cl pb.FamClient, data DataPlane, unix bool, timeout time.Duration, job string) *remote {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &remote{addr: addr, cl: cl, data: data, unix: unix, timeout: timeout, job: job}
 }

@@ -76,3 +76,11 @@ var ErrStaleKey = errors.New("transport: unknown or revoked item key")
 // ErrUnavailable wraps connection failures and timeouts: the server is
 // unreachable or did not answer within the timeout.
 var ErrUnavailable = errors.New("transport: memory server unavailable")
+
+// DoneCall returns a Call that has already finished with err: for
+// providers and test doubles that complete an operation at once.
+func DoneCall(err error) *Call {
+	c := &Call{}
+	c.once.Do(func() { c.res = err })
+	return c
+}
