@@ -240,3 +240,5 @@ func TestRemoteNonBlockingPipelined(t *testing.T) {
 	// An out-of-range non-blocking put is refused at once, before the wire.
 	code(t, ctx.PutNB(bufs[0], it, 64*4096), core.CodeOutOfRange)
 }
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s+"\n"), 0o600) }

@@ -1,0 +1,164 @@
+package core_test
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/embed"
+)
+
+// Benchmarks of the famd-served data path over loopback TCP, each beside a
+// raw TCP baseline measured in the same run:
+//
+//	go test -run '^$' -bench Remote -benchtime 2s ./core/
+//
+// Remote/get256 vs Remote/raw-pingpong256, Remote/get4MiB and
+// Remote/put4MiB vs Remote/raw-stream4MiB, Remote/putNB4KiB vs
+// Remote/put4KiB.
+
+func benchClient(b *testing.B) (*core.Fam, *core.Item) {
+	d, err := embed.Start(embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	tok := b.TempDir() + "/token"
+	if err := writeFile(tok, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	o := core.DefaultOptions()
+	o.Server, o.TokenFile, o.Timeout, o.PEID, o.PECount = d.Addr(), tok, 30*time.Second, 0, 1
+	f, err := core.Initialize(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Finalize() })
+	r, err := f.CreateRegion("bench", 64<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	it, err := r.Allocate("x", 16<<20, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f, it
+}
+
+// rawServer echoes n-byte messages (ping-pong) or swallows a stream and
+// acknowledges each n bytes with one byte.
+func rawServer(b *testing.B, n int, echo bool) net.Conn {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, n)
+		for {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				return
+			}
+			out := buf
+			if !echo {
+				out = buf[:1]
+			}
+			if _, err := c.Write(out); err != nil {
+				return
+			}
+		}
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+func BenchmarkRemote(b *testing.B) {
+	f, it := benchClient(b)
+	c := f.Default()
+	for _, n := range []int{256, 4 << 20} {
+		buf := make([]byte, n)
+		b.Run(sizeName("get", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for i := 0; i < b.N; i++ {
+				if err := c.Get(buf, it, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	big := make([]byte, 4<<20)
+	b.Run("put4MiB", func(b *testing.B) {
+		b.SetBytes(int64(len(big)))
+		for i := 0; i < b.N; i++ {
+			if err := c.Put(big, it, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw-pingpong256", func(b *testing.B) {
+		conn := rawServer(b, 256, true)
+		buf := make([]byte, 256)
+		b.SetBytes(256)
+		for i := 0; i < b.N; i++ {
+			conn.Write(buf)
+			if _, err := io.ReadFull(conn, buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw-stream4MiB", func(b *testing.B) {
+		conn := rawServer(b, 4<<20, false)
+		ack := make([]byte, 1)
+		b.SetBytes(int64(len(big)))
+		for i := 0; i < b.N; i++ {
+			conn.Write(big)
+			if _, err := io.ReadFull(conn, ack); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	small := make([]byte, 4096)
+	b.Run("put4KiB", func(b *testing.B) {
+		b.SetBytes(4096)
+		for i := 0; i < b.N; i++ {
+			if err := c.Put(small, it, uint64(i%1024)*4096); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("putNB4KiB", func(b *testing.B) {
+		b.SetBytes(4096)
+		for i := 0; i < b.N; i++ {
+			if err := c.PutNB(small, it, uint64(i%1024)*4096); err != nil {
+				b.Fatal(err)
+			}
+			if i%256 == 255 {
+				if err := c.Quiet(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := c.Quiet(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+func sizeName(op string, n int) string {
+	if n >= 1<<20 {
+		return op + strconv.Itoa(n>>20) + "MiB"
+	}
+	return op + strconv.Itoa(n)
+}
