@@ -46,8 +46,6 @@ type Options struct {
 	CheckpointBytes int64
 }
 
-type itemKey struct{ region, offset uint64 }
-
 // regionState is one region with its items. names indexes the named items.
 type regionState struct {
 	r     Region
@@ -211,7 +209,7 @@ func (s *Store) load() error {
 		} else {
 			rs.items[op.item.Offset] = op.item
 		}
-		s.pending.add(pendingOp{del: op.del, item: op.item})
+		s.pending.add(pendingOp(op))
 	}
 	for _, name := range []string{oldJournal, journalFile} {
 		if err := readJournal(filepath.Join(s.dir, name), replay); err != nil {
