@@ -377,11 +377,8 @@ func (c *Context) Fence() error {
 // memory server (local ones complete, and report, before returning;
 // background copies report through their Wait).
 func (c *Context) Quiet() error {
-	if c == nil {
-		return Errorf(CodeInvalid, "fam_quiet", "context handle is NULL")
-	}
-	if c.closed.Load() {
-		return Errorf(CodeInvalid, "fam_quiet", "context was closed")
+	if err := c.check("fam_quiet"); err != nil {
+		return err
 	}
 	c.pending.Wait()
 	c.cmu.Lock()
@@ -485,9 +482,10 @@ func (c *Context) Atomic(it *Item, off uint64, k Kind, op Op, v, cmp Value, fetc
 	if off%size != 0 {
 		return Value{}, Errorf(CodeInvalid, name, "offset %d is not a multiple of the operand size %d", off, size)
 	}
-	if iv.mem == nil || (k == amo.Int128 && iv.rights&RightWrite == 0) {
-		// cmpxchg16b writes even to read, so a read-only mapping cannot
-		// serve a 128-bit fetch: the server does it.
+	if iv.mem == nil || (it.f.remote != nil && k == amo.Int128 && iv.rights&RightWrite == 0) {
+		// cmpxchg16b writes even to read, so a read-only mapping of a
+		// famd-served item cannot serve a 128-bit fetch: the server does it.
+		// (An embedded instance maps every region read-write.)
 		var old Value
 		err := it.remoteData(name, func(rv *itemView) (err error) {
 			old, err = it.f.remote.data.Atomic(rv.key, off, k, op, v, cmp, fetch)

@@ -1,0 +1,124 @@
+@regions
+Feature: Regions
+  A region is a named, sized pool of fabric-attached memory owned by the user
+  who created it. fam_create_region makes one with a name of 1 to 40 bytes, a
+  size in bytes and POSIX mode bits; unset attributes default to volatile
+  memory, interleaving enabled and region-level permissions. Region names are
+  unique. Any number of handles may name one region: fam_lookup_region opens
+  another, fam_close_region releases one, fam_destroy_region deletes the
+  region with all its items and releases every handle on it. A region grows
+  with fam_resize_region, and shrinks only down to the end of its last item,
+  which never moves. A region's global descriptor has offset UINT64_MAX and
+  names it in any process.
+
+  Background:
+    Given an OpenFAM instance
+
+  Scenario: a new region reports what it was created with
+    When I create region "alpha" of 1 MiB with mode 0600
+    Then region "alpha" has
+      | field            | value    |
+      | size             | 1048576  |
+      | mode             | 0600     |
+      | name             | alpha    |
+      | owner            | me       |
+      | memory           | volatile |
+      | permission level | region   |
+      | interleave       | enabled  |
+      | memory servers   | 1        |
+
+  Scenario: attributes given at creation are kept
+    When I create region "beta" of 64 KiB with mode 0640 and persistent memory and data item-level permissions
+    Then region "beta" has
+      | field            | value      |
+      | size             | 65536      |
+      | mode             | 0640       |
+      | memory           | persistent |
+      | permission level | data item  |
+
+  Scenario: region names are unique
+    Given I create region "gamma" of 4096 bytes with mode 0600
+    When I try to create region "gamma" of 8192 bytes with mode 0600
+    Then it fails with FAM_EEXIST
+
+  Scenario: a looked-up handle names the same region
+    Given I create region "delta" of 4096 bytes with mode 0600
+    And I allocate item "cell" of 64 bytes with mode 0600 in region "delta"
+    And I put "shared" at offset 0 of item "cell"
+    When I look up region "delta" as "delta2"
+    And I close region "delta2"
+    And I look up item "cell" in region "delta" as "cell2"
+    Then reading 6 bytes at offset 0 of item "cell2" gives "shared"
+
+  Scenario: closing a handle leaves the region in place
+    Given I create region "eps" of 4096 bytes with mode 0600
+    When I close region "eps"
+    And I look up region "eps"
+    Then region "eps" has
+      | field | value |
+      | size  | 4096  |
+
+  Scenario: destroying a region removes it and its items
+    Given I create region "zeta" of 4096 bytes with mode 0600
+    And I allocate item "z1" of 100 bytes with mode 0600 in region "zeta"
+    When I destroy region "zeta"
+    And I try to look up region "zeta"
+    Then it fails with FAM_ENOTFOUND
+    When I try to put "x" at offset 0 of item "z1"
+    Then it fails with FAM_EINVAL
+
+  Scenario: a destroyed name can be created again, empty
+    Given I create region "eta" of 4096 bytes with mode 0600
+    And I allocate item "old" of 16 bytes with mode 0600 in region "eta"
+    And I destroy region "eta"
+    When I create region "eta" of 4096 bytes with mode 0600
+    And I try to look up item "old" in region "eta"
+    Then it fails with FAM_ENOTFOUND
+
+  Scenario: a region grows in place and its items keep their bytes
+    Given I create region "theta" of 4096 bytes with mode 0600
+    And I allocate item "t1" of 4096 bytes with mode 0600 in region "theta"
+    And I put "before resize" at offset 100 of item "t1"
+    And I try to allocate item "t2" of 4096 bytes with mode 0600 in region "theta"
+    And it fails with FAM_ENOSPACE
+    When I resize region "theta" to 65536 bytes
+    And I allocate item "t2" of 4096 bytes with mode 0600 in region "theta"
+    Then region "theta" has
+      | field | value |
+      | size  | 65536 |
+    And reading 13 bytes at offset 100 of item "t1" gives "before resize"
+
+  Scenario: a region does not shrink below the end of its last item
+    Given I create region "iota" of 64 KiB with mode 0600
+    And I allocate item "i1" of 8192 bytes with mode 0600 in region "iota"
+    When I try to resize region "iota" to 4096 bytes
+    Then it fails with FAM_EINVAL
+    When I resize region "iota" to 16384 bytes
+    Then region "iota" has
+      | field | value |
+      | size  | 16384 |
+
+  Scenario: a region handle made from a global descriptor names the region
+    Given I create region "kappa" of 4096 bytes with mode 0600
+    And I note the global descriptor of region "kappa"
+    When I open region "kappa-g" from the global descriptor of region "kappa"
+    Then region "kappa-g" has
+      | field | value |
+      | name  | kappa |
+      | size  | 4096  |
+
+  Scenario: a global descriptor of a destroyed region fails on first use
+    Given I create region "lambda" of 4096 bytes with mode 0600
+    And I note the global descriptor of region "lambda"
+    And I destroy region "lambda"
+    When I open region "lambda-g" from the global descriptor of region "lambda"
+    And I try to stat region "lambda-g"
+    Then it fails with FAM_ENOTFOUND
+
+  @wip
+  Scenario: a region is striped over every memory server of a multi-server famd
+    Given a famd with 2 memory servers
+    When I create region "wide" of 1 MiB with mode 0600
+    Then region "wide" has
+      | field          | value |
+      | memory servers | 2     |
