@@ -4,6 +4,7 @@ Run alone (one PE) by the test suite, and under `famrun -n N` when famrun
 exists. Usage: python multipe_check.py REGION_NAME
 """
 
+import os
 import sys
 
 import numpy as np
@@ -42,7 +43,11 @@ def main(region_name: str) -> None:
         fam.barrier()
         if me == 0:
             fam.lookup_region(region_name).destroy()
-        print("PE %d/%d ok" % (me, n), flush=True)
+        # One write(2) of the whole line: PEs share famrun's stdout, and
+        # print() may issue the text and the newline separately (e.g. with
+        # PYTHONUNBUFFERED), letting another PE's line land in between.
+        sys.stdout.flush()
+        os.write(1, b"PE %d/%d ok\n" % (me, n))
 
 
 if __name__ == "__main__":
