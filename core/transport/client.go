@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -32,8 +33,12 @@ var errClosed = fmt.Errorf("%w: client is closed", ErrUnavailable)
 
 // Client is a pool of connections to one data-plane server. Requests are
 // pipelined: each connection carries many outstanding requests told apart
-// by their ids, and a reader goroutine per connection delivers replies.
-// Transfers larger than the chunk size are split and spread over the pool.
+// by their ids. A caller blocked on a request reads the connection's
+// replies itself while nobody else does, so a lone blocking request costs
+// what a raw round trip costs; a goroutine per connection reads replies
+// of non-blocking requests, and small frames of these are written in
+// batches. Transfers larger than the chunk size are split and spread over
+// the pool.
 //
 // A connection that fails (reset, malformed reply, or no reply within the
 // timeout) is closed, every request outstanding on it fails with an error
@@ -84,8 +89,9 @@ func Dial(network, addr string, opts ClientOptions) (*Client, error) {
 }
 
 // Close closes every connection; requests still outstanding fail with an
-// error wrapping ErrUnavailable and later calls fail. It waits for the
-// reader goroutines to end, so no buffer is written after it returns.
+// error wrapping ErrUnavailable and later calls fail. It waits until
+// every connection's reader has stopped, so no buffer is written after it
+// returns.
 func (c *Client) Close() error {
 	c.closed.Store(true)
 	for i := range c.slots {
@@ -109,7 +115,7 @@ func (c *Client) conn(i int) (*cconn, error) {
 	if c.closed.Load() {
 		return nil, errClosed
 	}
-	if s.cc != nil && !s.cc.isDead() {
+	if s.cc != nil && !s.cc.isDead() && s.cc.alive() {
 		return s.cc, nil
 	}
 	s.cc = nil
@@ -119,7 +125,7 @@ func (c *Client) conn(i int) (*cconn, error) {
 	}
 	cc := newCconn(nc, c)
 	r := &req{op: wire.OpHello}
-	cc.send(wire.Header{Op: wire.OpHello}, r, []byte(c.opts.Token))
+	cc.send(wire.Header{Op: wire.OpHello}, r, waitNow, []byte(c.opts.Token))
 	if err := r.wait(); err != nil {
 		cc.fail(errClosed)
 		var e *Error
@@ -146,6 +152,8 @@ type Call struct {
 	sending sync.WaitGroup // goroutines still sending pieces
 	once    sync.Once
 	res     error
+	one     req     // the request of a one-frame operation
+	onep    [1]*req // backs reqs for a one-frame operation
 }
 
 // Wait blocks until every piece of the operation has been answered, failed,
@@ -175,14 +183,20 @@ type piece struct {
 
 // start sends the pieces of one operation. Pieces bound for different
 // connections are sent in parallel, one goroutine per connection, so a
-// large transfer keeps every connection of the pool busy.
-func (c *Client) start(ps []piece) *Call {
+// large transfer keeps every connection of the pool busy. sync says that
+// the caller waits for the call at once, so that it can read a lone
+// piece's reply itself.
+func (c *Client) start(ps []piece, sync bool) *Call {
 	cl := &Call{reqs: make([]*req, len(ps))}
 	for k := range ps {
 		cl.reqs[k] = ps[k].r
 	}
 	if len(ps) == 1 {
-		c.sendPieces(ps, 0, 1)
+		mode := direct
+		if sync {
+			mode = waitNow
+		}
+		c.sendPieces(ps, 0, 1, mode)
 		return cl
 	}
 	n := min(len(ps), len(c.slots))
@@ -190,7 +204,7 @@ func (c *Client) start(ps []piece) *Call {
 	for j := 0; j < n; j++ {
 		go func() {
 			defer cl.sending.Done()
-			c.sendPieces(ps, j, n)
+			c.sendPieces(ps, j, n, direct)
 		}()
 	}
 	return cl
@@ -199,11 +213,11 @@ func (c *Client) start(ps []piece) *Call {
 // sendPieces sends ps[first], ps[first+step], ... in order. Once one fails
 // to go out, the rest fail with the same error unsent, so that a dead
 // server costs one timeout, not one per piece.
-func (c *Client) sendPieces(ps []piece, first, step int) {
+func (c *Client) sendPieces(ps []piece, first, step int, mode sendMode) {
 	var failed error
 	for k := first; k < len(ps); k += step {
 		p := &ps[k]
-		if p.r.done != nil { // failed before sending (see strided)
+		if p.r.fin.Load() { // failed before sending (see strided)
 			continue
 		}
 		if failed != nil {
@@ -216,18 +230,46 @@ func (c *Client) sendPieces(ps []piece, first, step int) {
 			p.r.finish(err)
 			continue
 		}
-		cc.send(p.h, p.r, p.payload...)
-		select {
-		case <-p.r.done:
+		cc.send(p.h, p.r, mode, p.payload...)
+		if p.r.fin.Load() {
 			failed = p.r.err
-		default:
 		}
 	}
 }
 
 // one sends a single-frame request on the next connection and waits.
 func (c *Client) one(h wire.Header, r *req, payload ...[]byte) error {
-	return c.start([]piece{{slot: c.pick(1), h: h, r: r, payload: payload}}).Wait()
+	cc, err := c.conn(c.pick(1))
+	if err != nil {
+		return err
+	}
+	cc.send(h, r, waitNow, payload...)
+	return r.wait()
+}
+
+// single starts a one-frame operation with a single allocation: the Call
+// holds its request.
+func (c *Client) single(h wire.Header, dst, payload []byte, sync bool) *Call {
+	cl := &Call{}
+	r := &cl.one
+	r.op, r.dst = h.Op, dst
+	cl.onep[0] = r
+	cl.reqs = cl.onep[:]
+	cc, err := c.conn(c.pick(1))
+	if err != nil {
+		r.finish(err)
+		return cl
+	}
+	mode := queued
+	if sync {
+		mode = waitNow
+	}
+	if payload == nil {
+		cc.send(h, r, mode)
+	} else {
+		cc.send(h, r, mode, payload)
+	}
+	return cl
 }
 
 // split cuts n units into pieces of at most size (one empty piece when n
@@ -245,7 +287,13 @@ func split(n, size uint64) [][2]uint64 {
 }
 
 // GetAsync starts reading len(dst) bytes at off in the item into dst.
-func (c *Client) GetAsync(key Key, off uint64, dst []byte) *Call {
+func (c *Client) GetAsync(key Key, off uint64, dst []byte) *Call { return c.get(key, off, dst, false) }
+
+func (c *Client) get(key Key, off uint64, dst []byte, sync bool) *Call {
+	if n := len(dst); n > 0 && n <= c.opts.ChunkSize {
+		h := wire.Header{Op: wire.OpGet, Key: key, Arg: [4]uint64{off, uint64(n)}}
+		return c.single(h, dst, nil, sync)
+	}
 	parts := split(uint64(len(dst)), uint64(c.opts.ChunkSize))
 	base := c.pick(len(parts))
 	ps := make([]piece, len(parts))
@@ -253,11 +301,17 @@ func (c *Client) GetAsync(key Key, off uint64, dst []byte) *Call {
 		h := wire.Header{Op: wire.OpGet, Key: key, Arg: [4]uint64{off + b[0], b[1] - b[0]}}
 		ps[k] = piece{slot: base + k, h: h, r: &req{op: wire.OpGet, dst: dst[b[0]:b[1]]}}
 	}
-	return c.start(ps)
+	return c.start(ps, sync)
 }
 
 // PutAsync starts writing src at off in the item.
-func (c *Client) PutAsync(key Key, off uint64, src []byte) *Call {
+func (c *Client) PutAsync(key Key, off uint64, src []byte) *Call { return c.put(key, off, src, false) }
+
+func (c *Client) put(key Key, off uint64, src []byte, sync bool) *Call {
+	if n := len(src); n > 0 && n <= c.opts.ChunkSize {
+		h := wire.Header{Op: wire.OpPut, Key: key, Arg: [4]uint64{off, uint64(n)}}
+		return c.single(h, nil, src, sync)
+	}
 	parts := split(uint64(len(src)), uint64(c.opts.ChunkSize))
 	base := c.pick(len(parts))
 	ps := make([]piece, len(parts))
@@ -265,16 +319,28 @@ func (c *Client) PutAsync(key Key, off uint64, src []byte) *Call {
 		h := wire.Header{Op: wire.OpPut, Key: key, Arg: [4]uint64{off + b[0], b[1] - b[0]}}
 		ps[k] = piece{slot: base + k, h: h, r: &req{op: wire.OpPut}, payload: [][]byte{src[b[0]:b[1]]}}
 	}
-	return c.start(ps)
+	return c.start(ps, sync)
 }
 
 // Get reads len(dst) bytes at off in the item into dst. Errors: *Error
 // with Code 4 (empty dst), 13 (beyond the item), 2 (no read right);
 // ErrStaleKey; ErrUnavailable.
-func (c *Client) Get(key Key, off uint64, dst []byte) error { return c.GetAsync(key, off, dst).Wait() }
+func (c *Client) Get(key Key, off uint64, dst []byte) error {
+	if n := len(dst); n > 0 && n <= c.opts.ChunkSize {
+		h := wire.Header{Op: wire.OpGet, Key: key, Arg: [4]uint64{off, uint64(n)}}
+		return c.one(h, &req{op: wire.OpGet, dst: dst})
+	}
+	return c.get(key, off, dst, true).Wait()
+}
 
 // Put writes src at off in the item; errors as Get (write right needed).
-func (c *Client) Put(key Key, off uint64, src []byte) error { return c.PutAsync(key, off, src).Wait() }
+func (c *Client) Put(key Key, off uint64, src []byte) error {
+	if n := len(src); n > 0 && n <= c.opts.ChunkSize {
+		h := wire.Header{Op: wire.OpPut, Key: key, Arg: [4]uint64{off, uint64(n)}}
+		return c.one(h, &req{op: wire.OpPut}, src)
+	}
+	return c.put(key, off, src, true).Wait()
+}
 
 // elemChunk is how many elements of esize bytes (plus per bytes of index
 // each) one frame carries.
@@ -323,7 +389,7 @@ func (c *Client) strided(op wire.Op, key Key, buf []byte, n, first, stride, esiz
 		p.h = wire.Header{Op: op, Key: key, Arg: [4]uint64{first + lo*stride, hi - lo, stride, esize}}
 		ps[k] = p
 	}
-	return c.start(ps).Wait()
+	return c.start(ps, true).Wait()
 }
 
 func (c *Client) indexed(op wire.Op, key Key, buf []byte, index []uint64, esize uint64) error {
@@ -353,7 +419,7 @@ func (c *Client) indexed(op wire.Op, key Key, buf []byte, index []uint64, esize 
 		}
 		ps[k] = p
 	}
-	return c.start(ps).Wait()
+	return c.start(ps, true).Wait()
 }
 
 // GatherStrided reads n elements of esize bytes, element i from item byte
@@ -435,66 +501,121 @@ type req struct {
 	fd       *os.File
 	hdr      [wire.HeaderSize]byte
 	cc       *cconn
+	id       uint64
 	deadline time.Time
-	err      error
-	done     chan struct{}
+	err      error         // the outcome, final once fin is set
+	fin      atomic.Bool   // completed
+	wake     chan struct{} // made by a waiter that must block; cc.mu guards it
 }
 
 // finish completes a request that was never sent.
 func (r *req) finish(err error) {
 	r.err = err
-	r.done = make(chan struct{})
-	close(r.done)
+	r.fin.Store(true)
+}
+
+// completeLocked completes r with err (nil keeps an error reply's) and
+// returns the channel to close for its blocked waiter, if any; cc.mu must
+// be held.
+func (r *req) completeLocked(err error) chan struct{} {
+	if err != nil {
+		r.err = err
+	}
+	r.fin.Store(true)
+	return r.wake
 }
 
 // wait returns the request's outcome, failing its connection when no reply
-// came before the deadline.
+// came before the deadline. When nobody is reading the connection, the
+// waiter reads it itself (see cconn.lead), so that a lone synchronous
+// request costs no hand-over between goroutines.
 func (r *req) wait() error {
-	select {
-	case <-r.done:
+	if r.fin.Load() {
 		return r.err
-	default:
 	}
-	if r.cc == nil {
+	cc := r.cc
+	if cc == nil {
 		panic("transport: waiting for a request that was neither sent nor finished")
 	}
+	if cc.queued.Load() {
+		cc.flush() // r's frame may still be queued
+	}
+	cc.mu.Lock()
+	if r.fin.Load() {
+		cc.mu.Unlock()
+		return r.err
+	}
+	if !cc.reading {
+		cc.reading = true
+		cc.mu.Unlock()
+		return cc.lead(r)
+	}
+	if r.wake == nil {
+		r.wake = make(chan struct{})
+	}
+	wake := r.wake
+	cc.mu.Unlock()
 	t := time.NewTimer(time.Until(r.deadline))
 	defer t.Stop()
 	select {
-	case <-r.done:
+	case <-wake:
 	case <-t.C:
-		r.cc.fail(fmt.Errorf("no reply within %v", r.cc.cl.opts.Timeout))
-		<-r.done
+		cc.fail(fmt.Errorf("no reply within %v", cc.cl.opts.Timeout))
+		<-wake
 	}
 	return r.err
 }
 
-// cconn is one client connection and its reader goroutine.
+// cconn is one client connection. Its replies are read by whoever holds
+// the read role (reading): a waiter whose request is outstanding and finds
+// the role free reads frames, delivering other requests' replies on the
+// way, until its own arrives; the background goroutine reads when
+// requests are outstanding that no waiter is reading for. Holding the role
+// is the right to use br and to write into requests' buffers.
 type cconn struct {
 	c  net.Conn
 	cl *Client
 	br *bufio.Reader
 
-	wmu sync.Mutex // serialises frame writes
+	wmu    sync.Mutex  // serialises writes to the socket and guards the fields below
+	wdl    time.Time   // write deadline now set
+	wv     net.Buffers // a large frame's pieces
+	wva    [3][]byte   // backs wv
+	wspare []byte      // the queue's other buffer, free while no batch is written
+
+	qmu        sync.Mutex    // guards the write queue; taken after wmu
+	wq         []byte        // queued frames (see queue)
+	wqDeadline time.Time     // deadline of the first queued frame
+	queued     atomic.Bool   // wq is not empty; read without locks
+	flushKick  chan struct{} // asks the flusher to write the queue
+
+	rdl  time.Time             // read deadline now set; the read role's holder owns it
+	rhdr [wire.HeaderSize]byte // reply header being read; the holder owns it
+
+	lastSend atomic.Int64 // when a frame was last sent, in Unix nanoseconds
 
 	mu      sync.Mutex
 	pending map[uint64]*req
 	nextID  uint64
+	reading bool // someone holds the read role; stays set once dead
 	dead    bool
 	cause   error
 	fds     []*os.File // descriptors received and not yet matched to a reply
 
-	done chan struct{} // closed when the reader has exited
+	kick chan struct{} // asks the background reader to read outstanding replies
+	done chan struct{} // closed once the connection is torn down
 }
 
 func newCconn(nc net.Conn, cl *Client) *cconn {
-	cc := &cconn{c: nc, cl: cl, pending: map[uint64]*req{}, done: make(chan struct{})}
+	cc := &cconn{c: nc, cl: cl, pending: map[uint64]*req{}, kick: make(chan struct{}, 1),
+		flushKick: make(chan struct{}, 1), done: make(chan struct{})}
 	var r io.Reader = nc
 	if uc, ok := nc.(*net.UnixConn); ok {
 		r = &fdReader{uc: uc, cc: cc, oob: make([]byte, unix.CmsgSpace(4*4))}
 	}
 	cc.br = bufio.NewReaderSize(r, 64<<10)
-	go cc.read()
+	go cc.background()
+	go cc.flusher()
 	return cc
 }
 
@@ -504,12 +625,69 @@ func (cc *cconn) isDead() bool {
 	return cc.dead
 }
 
-// send registers r and writes its frame. A write failure fails the whole
-// connection, which completes r with the error.
-func (cc *cconn) send(h wire.Header, r *req, payload ...[]byte) {
+// idleProbe is how long a connection may go without sending before its
+// next use checks that the server has not closed it.
+const idleProbe = time.Millisecond
+
+// alive reports whether a connection that has been idle may be reused.
+// Nobody reads an idle connection (replies are read on demand), so a
+// server that closed it or died would go unnoticed until the next request
+// failed; a non-blocking peek finds that out first, and a closed
+// connection is torn down so that the caller dials again.
+func (cc *cconn) alive() bool {
+	now := time.Now().UnixNano()
+	if now-cc.lastSend.Load() < int64(idleProbe) {
+		return true
+	}
+	sc, ok := cc.c.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	var cause error
+	rc.Control(func(fd uintptr) {
+		var b [1]byte
+		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+		case err != nil:
+			cause = err
+		case n == 0:
+			cause = io.EOF
+		}
+	})
+	if cause == nil {
+		cc.lastSend.Store(now)
+		return true
+	}
+	cc.fail(cause)
+	return false
+}
+
+// How a request is sent.
+type sendMode uint8
+
+const (
+	// waitNow: the caller waits for the reply at once and reads it itself.
+	waitNow sendMode = iota
+	// direct: nobody waits yet, so the background reader is woken for
+	// the reply; the frame is written before send returns.
+	direct
+	// queued: as direct, but a small frame may be queued and written in a
+	// batch with others (see queue).
+	queued
+)
+
+// send registers r and writes its frame as mode says. A write failure
+// fails the whole connection, which completes r with the error.
+func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
+	now := time.Now()
 	r.cc = cc
-	r.done = make(chan struct{})
-	r.deadline = time.Now().Add(cc.cl.opts.Timeout)
+	r.deadline = now.Add(cc.cl.opts.Timeout)
+	cc.lastSend.Store(now.UnixNano())
 	plen := 0
 	for _, p := range payload {
 		plen += len(p)
@@ -517,42 +695,280 @@ func (cc *cconn) send(h wire.Header, r *req, payload ...[]byte) {
 	h.PayloadLen = uint32(plen)
 	cc.mu.Lock()
 	if cc.dead {
-		r.err = cc.unavailable()
+		r.completeLocked(cc.unavailable())
 		cc.mu.Unlock()
-		close(r.done)
 		return
 	}
 	cc.nextID++
 	h.ID = cc.nextID
+	r.id = h.ID
 	cc.pending[h.ID] = r
+	wake := mode != waitNow && !cc.reading
 	cc.mu.Unlock()
+	if wake {
+		cc.wake()
+	}
 	h.Encode(r.hdr[:])
-	bufs := make(net.Buffers, 0, 1+len(payload))
-	bufs = append(bufs, r.hdr[:])
-	for _, p := range payload {
-		if len(p) > 0 {
-			bufs = append(bufs, p)
+	if plen <= maxQueued {
+		if mode == queued {
+			cc.queue(r, payload)
+			return
 		}
+		// Copying a small payload behind the header (and any frames
+		// queued before it) costs less than a gathering write.
+		cc.wmu.Lock()
+		cc.qmu.Lock()
+		cc.appendLocked(r, payload)
+		cc.qmu.Unlock()
+		err := cc.flushLocked()
+		cc.wmu.Unlock()
+		if err != nil {
+			cc.fail(err)
+		}
+		return
 	}
 	cc.wmu.Lock()
-	cc.c.SetWriteDeadline(r.deadline)
-	_, err := bufs.WriteTo(cc.c)
+	// Frames queued before this one go first, to keep the order of sends.
+	err := cc.flushLocked()
+	if err == nil {
+		cc.wv = append(net.Buffers(cc.wva[:0]), r.hdr[:])
+		for _, p := range payload {
+			if len(p) > 0 {
+				cc.wv = append(cc.wv, p)
+			}
+		}
+		cc.setWriteDeadline(r.deadline)
+		_, err = cc.wv.WriteTo(cc.c)
+		cc.wva = [3][]byte{} // drop the references to the caller's buffers
+	}
 	cc.wmu.Unlock()
 	if err != nil {
 		cc.fail(err)
 	}
 }
 
+// Small frames of requests nobody waits for yet are queued and written in
+// batches: a goroutine issuing many non-blocking operations then pays one
+// system call per batch, not per frame.
+const (
+	maxQueued = 16 << 10 // largest payload of a queued frame
+	queueSize = 64 << 10 // a queue this long is written at once
+)
+
+// queue appends r's frame to the write queue and has it written soon: by
+// the flusher goroutine, by the next direct send, by a waiter, or here
+// when the queue is full.
+func (cc *cconn) queue(r *req, payload [][]byte) {
+	cc.qmu.Lock()
+	first := len(cc.wq) == 0
+	cc.appendLocked(r, payload)
+	full := len(cc.wq) >= queueSize
+	cc.qmu.Unlock()
+	if full {
+		cc.flush()
+		return
+	}
+	if first {
+		select {
+		case cc.flushKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// appendLocked adds r's frame to the write queue; cc.qmu must be held.
+func (cc *cconn) appendLocked(r *req, payload [][]byte) {
+	if len(cc.wq) == 0 {
+		cc.wqDeadline = r.deadline
+	}
+	cc.wq = append(cc.wq, r.hdr[:]...)
+	for _, p := range payload {
+		cc.wq = append(cc.wq, p...)
+	}
+	cc.queued.Store(true)
+}
+
+// flush writes the queued frames; a failure fails the connection.
+func (cc *cconn) flush() {
+	cc.wmu.Lock()
+	err := cc.flushLocked()
+	cc.wmu.Unlock()
+	if err != nil {
+		cc.fail(err)
+	}
+}
+
+// flushLocked writes the queued frames; cc.wmu must be held. The queue
+// is swapped for the spare buffer first, so that frames can be queued
+// while the batch is being written.
+func (cc *cconn) flushLocked() error {
+	cc.qmu.Lock()
+	if len(cc.wq) == 0 {
+		cc.qmu.Unlock()
+		return nil
+	}
+	b, dl := cc.wq, cc.wqDeadline
+	cc.wq = cc.wspare[:0]
+	cc.queued.Store(false)
+	cc.qmu.Unlock()
+	cc.setWriteDeadline(dl)
+	_, err := cc.c.Write(b)
+	if cap(b) > 2*queueSize {
+		b = nil // one huge batch should not pin its buffer
+	}
+	cc.wspare = b[:0]
+	return err
+}
+
+// setWriteDeadline makes writes time out at t or up to the slack before
+// it; cc.wmu must be held.
+func (cc *cconn) setWriteDeadline(t time.Time) {
+	if cc.wdl.After(t) || cc.wdl.Before(t.Add(-cc.slack())) {
+		cc.c.SetWriteDeadline(t)
+		cc.wdl = t
+	}
+}
+
+// flusher writes queued frames soon after they are queued, until the
+// connection is torn down.
+func (cc *cconn) flusher() {
+	for {
+		select {
+		case <-cc.flushKick:
+			cc.flush()
+		case <-cc.done:
+			return
+		}
+	}
+}
+
+// wake asks the background reader to look for outstanding replies.
+func (cc *cconn) wake() {
+	select {
+	case cc.kick <- struct{}{}:
+	default: // a wake-up is already on its way
+	}
+}
+
+// release gives the read role up and, when replies are still outstanding,
+// hands it to the background reader, so that no reply waits unread.
+func (cc *cconn) release() {
+	cc.mu.Lock()
+	if cc.cause != nil {
+		// fail closed the connection counting on this holder to notice.
+		cc.mu.Unlock()
+		cc.teardown(nil)
+		return
+	}
+	cc.reading = false
+	more := len(cc.pending) > 0
+	cc.mu.Unlock()
+	if more {
+		cc.wake()
+	}
+}
+
+// slack is how much earlier than a request's deadline its connection may
+// time out. Moving a socket deadline costs about as much as the rest of a
+// small request, so a deadline already set is kept while it falls within
+// the slack before the one wanted; it is never later, so a silent server
+// is always caught within the timeout.
+func (cc *cconn) slack() time.Duration { return cc.cl.opts.Timeout / 64 }
+
+// setReadDeadline makes reads by the role's holder time out at t, or up
+// to the slack before it (never, when t is zero).
+func (cc *cconn) setReadDeadline(t time.Time) {
+	if t.IsZero() {
+		if !cc.rdl.IsZero() {
+			cc.c.SetReadDeadline(t)
+			cc.rdl = t
+		}
+		return
+	}
+	if cc.rdl.IsZero() || cc.rdl.After(t) || cc.rdl.Before(t.Add(-cc.slack())) {
+		cc.c.SetReadDeadline(t)
+		cc.rdl = t
+	}
+}
+
+// lead reads replies, holding the read role, until r's has arrived or the
+// connection fails; r's deadline bounds the reads.
+func (cc *cconn) lead(r *req) error {
+	cc.setReadDeadline(r.deadline)
+	for {
+		got, err := cc.readFrame()
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				err = fmt.Errorf("no reply within %v", cc.cl.opts.Timeout)
+			}
+			cc.teardown(err)
+			return r.err
+		}
+		if got == r {
+			break
+		}
+	}
+	cc.release()
+	return r.err
+}
+
+// background reads replies that no waiter is reading for, until the
+// connection is torn down.
+func (cc *cconn) background() {
+	for {
+		select {
+		case <-cc.kick:
+		case <-cc.done:
+			return
+		}
+		cc.mu.Lock()
+		if cc.reading || len(cc.pending) == 0 {
+			cc.mu.Unlock()
+			continue
+		}
+		cc.reading = true
+		cc.mu.Unlock()
+		cc.setReadDeadline(time.Time{}) // the waiters time their requests out
+		for {
+			if _, err := cc.readFrame(); err != nil {
+				cc.teardown(err)
+				return
+			}
+			cc.mu.Lock()
+			failing := cc.cause != nil
+			idle := len(cc.pending) == 0 && !failing
+			if idle {
+				cc.reading = false
+			}
+			cc.mu.Unlock()
+			if failing {
+				// fail closed the connection counting on this holder.
+				cc.teardown(nil)
+				return
+			}
+			if idle {
+				break
+			}
+		}
+	}
+}
+
 // fail closes the connection for cause (unless it already failed) and
-// waits for the reader to complete every outstanding request. It must not
-// be called from the reader goroutine.
+// waits until every outstanding request has been completed. It must not
+// be called by the read role's holder.
 func (cc *cconn) fail(cause error) {
 	cc.mu.Lock()
 	if cc.cause == nil {
 		cc.cause = cause
 	}
+	// With nobody reading, nobody would notice the close: tear down here.
+	mine := !cc.reading
+	cc.reading = true
 	cc.mu.Unlock()
 	cc.c.Close()
+	if mine {
+		cc.teardown(cause)
+	}
 	<-cc.done
 }
 
@@ -569,23 +985,28 @@ func (cc *cconn) unavailable() error {
 	return fmt.Errorf("%w: %s %s: %v", ErrUnavailable, cc.cl.network, cc.cl.addr, cause)
 }
 
-// read delivers replies to their requests until the connection fails, then
-// fails everything still outstanding.
-func (cc *cconn) read() {
-	err := cc.readLoop()
+// teardown closes the connection after err and fails everything still
+// outstanding. Only the read role's holder calls it, once; the role is
+// never given back, so no buffer is written afterwards.
+func (cc *cconn) teardown(err error) {
 	cc.mu.Lock()
 	cc.dead = true
 	if cc.cause == nil {
 		cc.cause = err
 	}
-	pending, fds := cc.pending, cc.fds
-	cc.pending, cc.fds = nil, nil
+	fds := cc.fds
+	var wakes []chan struct{}
 	uerr := cc.unavailable()
+	for _, r := range cc.pending {
+		if w := r.completeLocked(uerr); w != nil {
+			wakes = append(wakes, w)
+		}
+	}
+	cc.pending, cc.fds = nil, nil
 	cc.mu.Unlock()
 	cc.c.Close()
-	for _, r := range pending {
-		r.err = uerr
-		close(r.done)
+	for _, w := range wakes {
+		close(w)
 	}
 	for _, f := range fds {
 		f.Close()
@@ -593,30 +1014,33 @@ func (cc *cconn) read() {
 	close(cc.done)
 }
 
-func (cc *cconn) readLoop() error {
-	var hb [wire.HeaderSize]byte
-	for {
-		h, err := wire.ReadHeader(cc.br, &hb)
-		if err != nil {
-			return err
-		}
-		if !h.IsReply() {
-			return fmt.Errorf("%w: request frame from the server", wire.ErrMalformed)
-		}
-		cc.mu.Lock()
-		r := cc.pending[h.ID]
-		cc.mu.Unlock()
-		if r == nil || r.op != h.Op {
-			return fmt.Errorf("%w: %v reply to no outstanding request (id %d)", wire.ErrMalformed, h.Op, h.ID)
-		}
-		if err := cc.complete(h, r); err != nil {
-			return err
-		}
-		cc.mu.Lock()
-		delete(cc.pending, h.ID)
-		cc.mu.Unlock()
-		close(r.done)
+// readFrame reads one reply, delivers it to its request and returns that
+// request. The caller holds the read role.
+func (cc *cconn) readFrame() (*req, error) {
+	h, err := wire.ReadHeader(cc.br, &cc.rhdr)
+	if err != nil {
+		return nil, err
 	}
+	if !h.IsReply() {
+		return nil, fmt.Errorf("%w: request frame from the server", wire.ErrMalformed)
+	}
+	cc.mu.Lock()
+	r := cc.pending[h.ID]
+	cc.mu.Unlock()
+	if r == nil || r.op != h.Op {
+		return nil, fmt.Errorf("%w: %v reply to no outstanding request (id %d)", wire.ErrMalformed, h.Op, h.ID)
+	}
+	if err := cc.complete(h, r); err != nil {
+		return nil, err
+	}
+	cc.mu.Lock()
+	delete(cc.pending, h.ID)
+	wake := r.completeLocked(nil)
+	cc.mu.Unlock()
+	if wake != nil {
+		close(wake)
+	}
+	return r, nil
 }
 
 // complete reads r's reply payload into place.

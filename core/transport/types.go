@@ -56,7 +56,7 @@ type ServerOptions struct {
 type ClientOptions struct {
 	Conns     int           // connections in the pool; default 4
 	Token     string        // sent in the Hello frame
-	Timeout   time.Duration // per operation; default 30s
+	Timeout   time.Duration // per operation; default 30s (a stalled socket may fail up to Timeout/64 early: deadlines are reused)
 	ChunkSize int           // largest payload per frame; default 1 MiB
 }
 
