@@ -218,6 +218,27 @@ TEST(Region, CreateStatLookupResizePermDestroy) {
     delete rd;
 }
 
+TEST(Region, DeletingADescriptorReleasesOnlyTheHandle) {
+    std::string n = uniq("delrd");
+    Fam_Region_Descriptor *rd = my_fam->fam_create_region(n.c_str(), 8192, 0600, NULL);
+    Fam_Descriptor *it = my_fam->fam_allocate(n.c_str(), 64, 0600, rd);
+    uint64_t v = 77;
+    my_fam->fam_put_blocking(&v, it, 0, sizeof v);
+    Fam_Region_Descriptor *look = my_fam->fam_lookup_region(n.c_str());
+    delete look; /* releases the native handle (fam_close_region) */
+    Fam_Region_Descriptor *again = my_fam->fam_lookup_region(n.c_str());
+    ASSERT_NE(again, nullptr);
+    uint64_t got = 0;
+    my_fam->fam_get_blocking(&got, it, 0, sizeof got);
+    EXPECT_EQ(got, 77u);
+    Fam_Descriptor *it2 = my_fam->fam_allocate(64, 0600, again);
+    delete it2;
+    delete it;
+    my_fam->fam_destroy_region(again);
+    delete again;
+    delete rd;
+}
+
 TEST(Region, NullAttributesDefaultsAndBadNames) {
     std::string n = uniq("defattr");
     Fam_Region_Descriptor *rd = my_fam->fam_create_region(n.c_str(), 8192, 0777, NULL);

@@ -540,10 +540,14 @@ class Fam_Region_Descriptor {
     }
     Fam_Region_Descriptor(const Fam_Region_Descriptor &) = delete;
     Fam_Region_Descriptor &operator=(const Fam_Region_Descriptor &) = delete;
-    /* openfam.h has no call that releases a region handle short of
-     * fam_destroy_region, so the handle stays with the library until
-     * fam_finalize. */
-    ~Fam_Region_Descriptor() {}
+    /* Releases the native handle (fam_close_region); the region stays.
+     * A handle from before the last fam_finalize is not touched. */
+    ~Fam_Region_Descriptor() {
+        fam_region_t *h = h_.load(std::memory_order_acquire);
+        if (h != nullptr &&
+            gen_.load(std::memory_order_relaxed) == compat_detail::state().generation.load())
+            (void)::fam_close_region(h);
+    }
 
     /* The region's global descriptor (offset (uint64_t)-1). */
     Fam_Global_Descriptor get_global_descriptor() {
