@@ -412,25 +412,9 @@ func (it *Item) Deallocate() error {
 		_ = rs.alloc.Free(rec.Offset, rec.Size)
 		rs.mu.Unlock()
 	}
-	key := itemKey{rec.RegionID, rec.Offset}
-	var notify []*Item
-	for h := range f.items[key] {
-		h.state.Store(stateClosed)
-		notify = append(notify, h)
-	}
-	delete(f.items, key)
-	for h := range f.lazy {
-		if h.g == it.g {
-			h.state.Store(stateClosed)
-			delete(f.lazy, h)
-			notify = append(notify, h)
-		}
-	}
+	notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g == it.g })
 	f.mu.Unlock()
-	for _, h := range notify {
-		h.unmapAll()
-		h.fire()
-	}
+	release(notify)
 	return nil
 }
 
@@ -528,42 +512,52 @@ func (it *Item) Map() ([]byte, error) {
 		if err != nil {
 			return nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, it.g.Offset, err)
 		}
-		it.wmu.Lock()
-		if it.maps == nil {
-			it.maps = map[uintptr][]byte{}
-		}
-		it.maps[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = m
-		it.wmu.Unlock()
+		it.keepMap(b, m)
 		return b, nil
 	}
-	prot := unix.PROT_READ
-	if v.rights&RightWrite != 0 {
-		prot |= unix.PROT_WRITE
-	}
-	const page = 4096
 	off := it.g.Offset
-	lo := off &^ (page - 1)
-	hi := (off + uint64(len(v.mem)) + page - 1) &^ (page - 1)
 	v.rs.mu.Lock()
-	file := v.rs.file
-	var m []byte
-	if file == nil {
+	var m, b []byte
+	if v.rs.file == nil {
 		err = unix.EBADF
 	} else {
-		m, err = unix.Mmap(int(file.Fd()), int64(lo), int(hi-lo), prot, unix.MAP_SHARED)
+		m, b, err = mapRange(int(v.rs.file.Fd()), off, v.size, v.rights)
 	}
 	v.rs.mu.Unlock()
 	if err != nil {
 		return nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, off, err)
 	}
-	b := m[off-lo : off-lo+uint64(len(v.mem)) : off-lo+uint64(len(v.mem))]
+	it.keepMap(b, m)
+	return b, nil
+}
+
+// mapRange maps size bytes at offset off of the file fd, MAP_SHARED and
+// writable only with write rights. It returns the page-aligned mapping m
+// (to unmap later) and the requested bytes b within it.
+func mapRange(fd int, off, size uint64, rights Rights) (m, b []byte, err error) {
+	const page = 4096
+	lo := off &^ (page - 1)
+	hi := (off + size + page - 1) &^ (page - 1)
+	prot := unix.PROT_READ
+	if rights&RightWrite != 0 {
+		prot |= unix.PROT_WRITE
+	}
+	m, err = unix.Mmap(fd, int64(lo), int(hi-lo), prot, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, m[off-lo : off-lo+size : off-lo+size], nil
+}
+
+// keepMap records mapping m, whose item bytes b were handed out by Map, so
+// that Unmap (by b's address), Close and Finalize can remove it.
+func (it *Item) keepMap(b, m []byte) {
 	it.wmu.Lock()
 	if it.maps == nil {
 		it.maps = map[uintptr][]byte{}
 	}
 	it.maps[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = m
 	it.wmu.Unlock()
-	return b, nil
 }
 
 // Unmap removes a mapping made by Map; p is the address of its first byte.

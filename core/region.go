@@ -243,24 +243,7 @@ func (r *Region) Destroy() error {
 		f.mu.Unlock()
 		return storeErr(op, "region", rec.Name, err)
 	}
-	var notify []*Item
-	for key, set := range f.items {
-		if key.region != r.id {
-			continue
-		}
-		for it := range set {
-			it.state.Store(stateClosed)
-			notify = append(notify, it)
-		}
-		delete(f.items, key)
-	}
-	for it := range f.lazy {
-		if it.g.RegionID == r.id {
-			it.state.Store(stateClosed)
-			delete(f.lazy, it)
-			notify = append(notify, it)
-		}
-	}
+	notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g.RegionID == r.id })
 	for h := range f.rhandles[r.id] {
 		h.state.Store(stateClosed)
 	}
@@ -268,10 +251,7 @@ func (r *Region) Destroy() error {
 	rs := f.regions[r.id]
 	delete(f.regions, r.id)
 	f.mu.Unlock()
-	for _, it := range notify {
-		it.unmapAll()
-		it.fire()
-	}
+	release(notify)
 	if rs != nil {
 		rs.scrub()
 		// The scrubbed address ranges stay reserved until finalize so that no
@@ -342,14 +322,7 @@ func (r *Region) Resize(n uint64) error {
 	}
 	rs.rec = rec
 	rs.mu.Unlock()
-	var notify []*Item
-	for key, set := range f.items {
-		if key.region == r.id {
-			for it := range set {
-				notify = append(notify, it)
-			}
-		}
-	}
+	notify := f.regionItemsLocked(r.id)
 	f.mu.Unlock()
 	for _, it := range notify {
 		it.refresh()
@@ -383,14 +356,7 @@ func (r *Region) ChangePermissions(mode uint32) error {
 		rs.rec = rec
 		rs.mu.Unlock()
 	}
-	var notify []*Item
-	for key, set := range f.items {
-		if key.region == r.id {
-			for it := range set {
-				notify = append(notify, it)
-			}
-		}
-	}
+	notify := f.regionItemsLocked(r.id)
 	f.mu.Unlock()
 	for _, it := range notify {
 		it.refresh()

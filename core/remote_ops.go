@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
@@ -68,25 +66,13 @@ func (r *Region) rDestroy(op string) error {
 		return err
 	}
 	f.mu.Lock()
-	var notify []*Item
-	for key, set := range f.items {
-		if key.region == r.id {
-			for it := range set {
-				it.state.Store(stateClosed)
-				notify = append(notify, it)
-			}
-			delete(f.items, key)
-		}
-	}
+	notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g.RegionID == r.id })
 	for h := range f.rhandles[r.id] {
 		h.state.Store(stateClosed)
 	}
 	delete(f.rhandles, r.id)
 	f.mu.Unlock()
-	for _, it := range notify {
-		it.dropView()
-		it.fire()
-	}
+	release(notify)
 	return nil
 }
 
@@ -111,14 +97,7 @@ func (r *Region) rChangePermissions(op string, mode uint32) error {
 
 func (f *Fam) refreshRegionItems(id uint64) {
 	f.mu.Lock()
-	var notify []*Item
-	for key, set := range f.items {
-		if key.region == id {
-			for it := range set {
-				notify = append(notify, it)
-			}
-		}
-	}
+	notify := f.regionItemsLocked(id)
 	f.mu.Unlock()
 	for _, it := range notify {
 		_ = it.reresolve("fam_change_permissions")
@@ -151,18 +130,7 @@ func (r *remote) mapItem(key transport.Key, rights Rights) (m, b []byte, err err
 		return nil, nil, err
 	}
 	defer fl.Close()
-	const page = 4096
-	lo := off &^ (page - 1)
-	hi := (off + size + page - 1) &^ (page - 1)
-	prot := unix.PROT_READ
-	if rights&RightWrite != 0 {
-		prot |= unix.PROT_WRITE
-	}
-	m, err = unix.Mmap(int(fl.Fd()), int64(lo), int(hi-lo), prot, unix.MAP_SHARED)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, m[off-lo : off-lo+size : off-lo+size], nil
+	return mapRange(int(fl.Fd()), off, size, rights)
 }
 
 func (f *Fam) rNewItem(op string, rep *pb.ItemReply, err error) (*Item, error) {
@@ -289,19 +257,10 @@ func (it *Item) rDeallocate(op string) error {
 	if err := f.rReply(op, rep, err); err != nil {
 		return err
 	}
-	key := itemKey{it.g.RegionID, it.g.Offset}
 	f.mu.Lock()
-	var notify []*Item
-	for h := range f.items[key] {
-		h.state.Store(stateClosed)
-		notify = append(notify, h)
-	}
-	delete(f.items, key)
+	notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g == it.g })
 	f.mu.Unlock()
-	for _, h := range notify {
-		h.dropView()
-		h.fire()
-	}
+	release(notify)
 	return nil
 }
 
