@@ -55,6 +55,9 @@ func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 	if f.remote != nil {
 		return f.rBackup(op, it, name)
 	}
+	if v.mem == nil {
+		return nil, it.notHere("back up")
+	}
 	rec, err := it.record(op)
 	if err != nil {
 		return nil, err
@@ -171,6 +174,9 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	if f.remote != nil {
 		return f.rRestore(op, name, dst)
 	}
+	if v.mem == nil {
+		return nil, dst.notHere("restore")
+	}
 	fl, h, err := f.openBackup(op, name)
 	if err != nil {
 		return nil, err
@@ -210,6 +216,9 @@ func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (
 		return nil, nil, err
 	}
 	fl.Close()
+	if rec, err := r.record(op); err == nil && Placed(rec) {
+		return nil, nil, Errorf(CodeUnimplemented, op, "region %q lives on memory servers; this famd keeps only its catalogue and cannot restore into it", rec.Name)
+	}
 	it, err := r.Allocate(itemName, h.Size, mode)
 	if err != nil {
 		return nil, nil, err

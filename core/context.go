@@ -120,7 +120,10 @@ func (c *Context) transferNB(op string, buf []byte, it *Item, off uint64, write,
 	if v.mem == nil && nb {
 		// Pipelined: the request is on the wire when this returns; Quiet
 		// collects the reply.
-		d := it.f.remote.data
+		d, err := it.plane(op, v)
+		if err != nil {
+			return err
+		}
 		var call *transport.Call
 		if write {
 			call = d.PutAsync(v.key, off, buf)
@@ -133,11 +136,14 @@ func (c *Context) transferNB(op string, buf []byte, it *Item, off uint64, write,
 		return nil
 	}
 	if v.mem == nil {
+		if _, err := it.plane(op, v); err != nil {
+			return err
+		}
 		return it.remoteData(op, func(v *itemView) error {
 			if write {
-				return it.f.remote.data.Put(v.key, off, buf)
+				return v.dp.Put(v.key, off, buf)
 			}
-			return it.f.remote.data.Get(v.key, off, buf)
+			return v.dp.Get(v.key, off, buf)
 		})
 	}
 	if write {
@@ -232,8 +238,11 @@ func (c *Context) gs(op string, buf []byte, it *Item, n, esize uint64, gather bo
 		for i, o := range offs {
 			idx[i] = o / esize
 		}
+		if _, err := it.plane(op, v); err != nil {
+			return err
+		}
 		return it.remoteData(op, func(v *itemView) error {
-			d := it.f.remote.data
+			d := v.dp
 			if gather {
 				return d.GatherIndexed(v.key, buf[:n*esize], idx, esize)
 			}
@@ -351,8 +360,19 @@ func (c *Context) Copy(src *Item, srcOff uint64, dst *Item, dstOff, n uint64) (*
 	if err := span(op, dst, dstOff, n, dv.size); err != nil {
 		return nil, err
 	}
+	if sv.striped || dv.striped {
+		// famd copies only within its own storage; bytes on memory
+		// servers travel through this client.
+		return c.start(func() error { return c.relayCopy(op, src, srcOff, dst, dstOff, n) }), nil
+	}
 	if c.f.remote != nil {
 		return c.start(func() error { return c.f.remoteCopy(op, src, srcOff, dst, dstOff, n) }), nil
+	}
+	if sv.mem == nil {
+		return nil, src.notHere(op)
+	}
+	if dv.mem == nil {
+		return nil, dst.notHere(op)
 	}
 	return c.start(func() error {
 		copy(dv.mem[dstOff:dstOff+n], sv.mem[srcOff:srcOff+n])
@@ -486,9 +506,12 @@ func (c *Context) Atomic(it *Item, off uint64, k Kind, op Op, v, cmp Value, fetc
 		// cmpxchg16b writes even to read, so a read-only mapping of a
 		// famd-served item cannot serve a 128-bit fetch: the server does it.
 		// (An embedded instance maps every region read-write.)
+		if _, err := it.plane(name, iv); err != nil {
+			return Value{}, err
+		}
 		var old Value
 		err := it.remoteData(name, func(rv *itemView) (err error) {
-			old, err = it.f.remote.data.Atomic(rv.key, off, k, op, v, cmp, fetch)
+			old, err = rv.dp.Atomic(rv.key, off, k, op, v, cmp, fetch)
 			return err
 		})
 		return old, err

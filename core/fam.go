@@ -174,7 +174,7 @@ func loadStoreID(dir string) (string, error) {
 // (the machine rebooted): their contents no longer exist.
 func (f *Fam) dropLostVolatileRegions() {
 	for _, r := range f.store.Regions() {
-		if MemoryType(r.MemoryType) != Volatile {
+		if MemoryType(r.MemoryType) != Volatile || Placed(r) {
 			continue
 		}
 		if _, err := os.Stat(f.regionPath(r)); errors.Is(err, os.ErrNotExist) {

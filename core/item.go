@@ -37,6 +37,21 @@ type itemView struct {
 	// unmap when the view is dropped) when famd passed the heap file.
 	key     transport.Key
 	mapping []byte
+	// dp serves the bytes when mem is nil: famd's data plane, or a
+	// stripedPlane over the memory servers of a placed region (striped
+	// is then set). nil in the instance that only keeps a placed item's
+	// catalogue (famd's metadata service).
+	dp      DataPlane
+	striped bool
+}
+
+// plane returns the data plane serving v, or the error of an instance
+// that cannot reach the item's bytes.
+func (it *Item) plane(op string, v *itemView) (DataPlane, error) {
+	if v.dp == nil {
+		return nil, it.notHere(op)
+	}
+	return v.dp, nil
 }
 
 // effective returns the mode and owner that govern an item: its region's
@@ -58,6 +73,9 @@ func (f *Fam) makeViewLocked(rec metadata.Item) (*itemView, error) {
 	defer rs.mu.Unlock()
 	mode, uid, gid := effective(rs.rec, rec)
 	end := rec.Offset + rec.Size
+	if Placed(rs.rec) {
+		return &itemView{size: rec.Size, rights: rightsFor(mode, uid, gid, f.uid, f.gid), rs: rs}, nil
+	}
 	return &itemView{mem: rs.mem[rec.Offset:end:end], size: rec.Size, rights: rightsFor(mode, uid, gid, f.uid, f.gid), rs: rs}, nil
 }
 
@@ -118,12 +136,37 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	}
 	irec := metadata.Item{RegionID: r.id, Offset: off, Size: n, Name: name, Mode: mode & 0o777,
 		UID: f.uid, GID: f.gid, Created: time.Now().UnixNano()}
+	if Placed(rs.rec) {
+		// The block is reserved; zeroing it on the memory servers is a
+		// network call, made without the locks so that a slow server
+		// stalls only this allocation, and before the item exists so
+		// that a failure leaves nothing to undo but the block.
+		prec := rs.rec
+		rs.mu.Unlock()
+		f.mu.Unlock()
+		zerr := f.opts.Placer.Zero(prec, off, n)
+		f.mu.Lock()
+		rs.mu.Lock()
+		if zerr == nil && (f.closed.Load() || f.regions[r.id] != rs) {
+			zerr = Errorf(CodeNotFound, op, "region %q was destroyed during the allocation", rec.Name)
+		}
+		if zerr != nil {
+			_ = rs.alloc.Free(off, n)
+			rs.mu.Unlock()
+			if CodeOf(zerr) == CodeNotFound {
+				return nil, zerr
+			}
+			return nil, Errorf(CodeRPC, op, "%v", zerr)
+		}
+	}
 	if err := f.store.PutItem(irec); err != nil {
 		_ = rs.alloc.Free(off, n)
 		rs.mu.Unlock()
 		return nil, storeErr(op, "data item", name+" in region "+rec.Name, err)
 	}
-	zero(rs, off, n)
+	if !Placed(rs.rec) {
+		zero(rs, off, n)
+	}
 	rs.mu.Unlock()
 	v, err := f.makeViewLocked(irec)
 	if err != nil {
@@ -505,6 +548,9 @@ func (it *Item) Map() ([]byte, error) {
 		return nil, err
 	}
 	if it.f.remote != nil {
+		if v.striped {
+			return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; data item {%d, %d} is interleaved over memory servers", it.g.RegionID, it.g.Offset)
+		}
 		if !it.f.remote.unix {
 			return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; famd at %s is reached over TCP", it.f.remote.addr)
 		}
@@ -603,6 +649,9 @@ func (it *Item) File() (path string, offset uint64, err error) {
 	}
 	if v.rs == nil {
 		return "", 0, Errorf(CodeUnimplemented, "fam_item_file", "the item is served by famd, not this process")
+	}
+	if v.rs.file == nil {
+		return "", 0, it.notHere("map")
 	}
 	return v.rs.path, it.g.Offset, nil
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// Timeout bounds each call to an unresponsive server. Default:
 	// $OPENFAM_TIMEOUT (a Go duration such as "5s", or seconds), else 10s.
 	Timeout time.Duration
+	// Placer, when set, places new regions on memory servers (famd's
+	// metadata service sets it; see Placer). Not read from the
+	// environment.
+	Placer Placer
 }
 
 // DefaultOptions returns options filled from the environment: see each

@@ -63,6 +63,16 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 		return f.rCreateRegion(op, name, size, mode&0o777, attr)
 	}
 	size = (size + allocator.Align - 1) / allocator.Align * allocator.Align
+	servers, block := []uint64{0}, uint64(0)
+	if f.opts.Placer != nil {
+		s, b, err := f.opts.Placer.Place(name, size, attr)
+		if err != nil {
+			return nil, Errorf(CodeResource, op, "%v", err)
+		}
+		if s != nil {
+			servers, block = s, b
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed.Load() {
@@ -72,10 +82,18 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 		Name: name, Size: size, Mode: mode & 0o777, UID: f.uid, GID: f.gid,
 		Redundancy: uint8(attr.Redundancy), MemoryType: uint8(attr.Memory),
 		Interleave: uint8(attr.Interleave), PermLevel: uint8(attr.PermLevel),
-		Servers: []uint64{0}, Created: time.Now().UnixNano(),
+		Servers: servers, InterleaveSize: block, Created: time.Now().UnixNano(),
 	})
 	if err != nil {
 		return nil, storeErr(op, "region", name, err)
+	}
+	if Placed(rec) {
+		// The name is taken in the catalogue first so that two creators of
+		// one name cannot both make segments.
+		if err := f.opts.Placer.Create(rec); err != nil {
+			_ = f.store.DeleteRegion(rec.ID)
+			return nil, Errorf(CodeRPC, op, "%v", err)
+		}
 	}
 	rs, err := f.openRegion(rec, true)
 	if err != nil {
@@ -252,6 +270,10 @@ func (r *Region) Destroy() error {
 	delete(f.regions, r.id)
 	f.mu.Unlock()
 	release(notify)
+	if Placed(rec) {
+		f.opts.Placer.Destroy(rec)
+		return nil
+	}
 	if rs != nil {
 		rs.scrub()
 		// The scrubbed address ranges stay reserved until finalize so that no
@@ -309,11 +331,36 @@ func (r *Region) Resize(n uint64) error {
 		f.mu.Unlock()
 		return Errorf(CodeInvalid, op, "%v", err)
 	}
+	oldSize := rec.Size
 	rec.Size = n
+	if Placed(rs.rec) {
+		// Segments first: a region recorded larger than its segments
+		// would hand out blocks no server holds.
+		if err := f.opts.Placer.Resize(rec); err != nil {
+			if n < oldSize {
+				_ = rs.alloc.Grow(oldSize)
+			} else {
+				_ = rs.alloc.Shrink(oldSize)
+			}
+			rs.mu.Unlock()
+			f.mu.Unlock()
+			return Errorf(CodeRPC, op, "%v", err)
+		}
+	}
 	if err := f.store.UpdateRegion(rec); err != nil {
 		rs.mu.Unlock()
 		f.mu.Unlock()
 		return storeErr(op, "region", rec.Name, err)
+	}
+	if Placed(rs.rec) {
+		rs.rec = rec
+		rs.mu.Unlock()
+		notify := f.regionItemsLocked(r.id)
+		f.mu.Unlock()
+		for _, it := range notify {
+			it.refresh()
+		}
+		return nil
 	}
 	if err := rs.remap(n); err != nil {
 		rs.mu.Unlock()

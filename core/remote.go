@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -31,6 +32,15 @@ type remote struct {
 	unix    bool
 	timeout time.Duration
 	job     string
+	token   string // cluster token, for memory servers' data planes
+	// tokenFile is read when a memory server must be reached over TCP
+	// and famd itself is on a Unix socket.
+	tokenFile string
+
+	// Data planes of memory servers, dialled on first use (see
+	// memClient).
+	mmu  sync.Mutex
+	mems map[uint64]*transport.Client
 }
 
 // DefaultTimeout bounds every call to a famd that does not answer.
@@ -130,6 +140,7 @@ func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
 	}
 	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
 	nr.conn = conn
+	nr.token, nr.tokenFile = token, opts.TokenFile
 	return nr, nil
 }
 
@@ -137,6 +148,12 @@ func (r *remote) close() {
 	if r.data != nil {
 		r.data.Close()
 	}
+	r.mmu.Lock()
+	for _, c := range r.mems {
+		c.Close()
+	}
+	r.mems = nil
+	r.mmu.Unlock()
 	if r.conn != nil {
 		r.conn.Close()
 	}

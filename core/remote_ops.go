@@ -113,7 +113,15 @@ func (f *Fam) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
 	if !ok {
 		return nil, rec, Errorf(CodeRPC, "fam_lookup", "famd sent a malformed item key")
 	}
-	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key}
+	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key, dp: f.remote.data}
+	if srv := ii.GetServers(); len(srv) > 0 && srv[0] != 0 {
+		sp, err := f.remote.stripes(ii)
+		if err != nil {
+			return nil, rec, err
+		}
+		v.dp, v.striped = sp, true
+		return v, rec, nil
+	}
 	if f.remote.unix && v.rights&RightRead != 0 {
 		if m, b, err := f.remote.mapItem(key, v.rights); err == nil {
 			v.mem, v.mapping = b, m
@@ -218,6 +226,11 @@ func (it *Item) remoteData(op string, fn func(v *itemView) error) error {
 		// Even if the renewed view is mapped here, famd serves the same
 		// bytes, so finishing this call remotely is correct.
 		err = fn(it.view.Load())
+	}
+	if errors.Is(err, transport.ErrUnavailable) && it.view.Load().striped {
+		// A memory server may have come back at a new address: the next
+		// call asks the metadata service again.
+		it.f.remote.forgetMems()
 	}
 	return it.f.remote.dataErr(op, err)
 }

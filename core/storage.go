@@ -28,6 +28,16 @@ type regionState struct {
 // openRegion maps region rec, creating its file when create is set, and
 // rebuilds its allocator from the items recorded in the store.
 func (f *Fam) openRegion(rec metadata.Region, create bool) (*regionState, error) {
+	if Placed(rec) {
+		// The bytes are on memory servers: only the allocator lives here.
+		rs := &regionState{rec: rec, alloc: allocator.New(rec.Size)}
+		for _, it := range f.store.Items(rec.ID) {
+			if err := rs.alloc.Reserve(it.Offset, it.Size); err != nil {
+				return nil, fmt.Errorf("region %q: item at offset %d (%d bytes) overlaps another: %w", rec.Name, it.Offset, it.Size, err)
+			}
+		}
+		return rs, nil
+	}
 	path := f.regionPath(rec)
 	flags := os.O_RDWR
 	if create {

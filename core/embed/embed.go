@@ -57,6 +57,14 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Logf receives one line per notable event; nil is silent.
 	Logf func(format string, args ...any)
+	// Role is "all" (the default: metadata, and memory for regions not on
+	// memory servers) or "metadata" (every region on memory servers that
+	// joined; see rpc.Cluster for the placement policy). Memory servers
+	// run with StartMemory.
+	Role string
+	// InterleaveSize is the block size of regions interleaved over memory
+	// servers; 0 means rpc.DefaultInterleaveSize.
+	InterleaveSize uint64
 }
 
 // Famd is a running in-process famd. Its methods are safe for concurrent
@@ -65,6 +73,7 @@ type Famd struct {
 	opts    Options
 	fam     *core.Fam
 	srv     *rpc.Server
+	cluster *rpc.Cluster
 	grpc    *grpc.Server
 	dataUx  *transport.Server
 	dataTCP *transport.Server
@@ -137,9 +146,20 @@ func Start(opts Options) (_ *Famd, err error) {
 	d.unlock = unlock
 	cleanup = append(cleanup, unlock)
 
+	if opts.Role == "" {
+		opts.Role = "all"
+		d.opts.Role = "all"
+	}
+	cl, err := rpc.NewCluster(rpc.ClusterOptions{DataDir: opts.DataDir, Role: opts.Role,
+		InterleaveSize: opts.InterleaveSize, Logf: opts.Logf})
+	if err != nil {
+		return nil, err
+	}
+	d.cluster = cl
+	cleanup = append(cleanup, cl.Close)
 	fam, err := core.Initialize(core.Options{Group: "famd", DataDir: opts.DataDir, ShmDir: opts.ShmDir,
 		BackupDir: opts.BackupDir, DefaultMemoryType: opts.DefaultMemoryType,
-		UID: -1, GID: -1, PEID: 0, PECount: 1})
+		UID: -1, GID: -1, PEID: 0, PECount: 1, Placer: cl})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +207,7 @@ func Start(opts Options) (_ *Famd, err error) {
 	}
 
 	d.srv = rpc.NewServer(rpc.Options{Fam: fam, Token: opts.Token, DataTCP: d.dataAddr,
-		DataUnix: d.dataSock, DataDir: opts.DataDir})
+		DataUnix: d.dataSock, DataDir: opts.DataDir, Cluster: cl})
 	d.grpc = grpc.NewServer(d.srv.ServerOptions()...)
 	pb.RegisterFamServer(d.grpc, d.srv)
 	logf := opts.Logf
@@ -364,6 +384,7 @@ func (d *Famd) Close() error {
 		if err := d.fam.Finalize(); err != nil {
 			errs = append(errs, err)
 		}
+		d.cluster.Close()
 		d.unlock()
 		if d.tmp != "" {
 			if err := os.RemoveAll(d.tmp); err != nil {

@@ -18,6 +18,9 @@ type entry struct {
 	key transport.Key
 	it  *core.Item
 	id  identity
+	// servers holds the memory servers the key was granted on, for a
+	// placed item (nil otherwise).
+	servers []uint64
 }
 
 // keyTable maps keys to entries. A key lives until CloseItem, or until the
@@ -27,6 +30,9 @@ type entry struct {
 type keyTable struct {
 	mu sync.RWMutex
 	m  map[transport.Key]*entry
+	// onRevoke, when set, runs after an entry is forgotten (withdrawing
+	// the key from memory servers).
+	onRevoke func(e *entry)
 }
 
 func newKeyTable() *keyTable { return &keyTable{m: map[transport.Key]*entry{}} }
@@ -64,11 +70,15 @@ func (t *keyTable) revoke(e *entry) {
 	if live {
 		delete(t.m, e.key)
 	}
+	onRevoke := t.onRevoke
 	t.mu.Unlock()
 	if !live {
 		return
 	}
 	e.it.Watch(nil)
+	if onRevoke != nil && e.servers != nil {
+		onRevoke(e)
+	}
 	// The handle may already be released (deallocated, region destroyed);
 	// then Close reports it and there is nothing left to do.
 	_ = e.it.Close()
@@ -77,6 +87,10 @@ func (t *keyTable) revoke(e *entry) {
 // closeAll revokes every key (famd shutting down).
 func (t *keyTable) closeAll() {
 	t.mu.Lock()
+	// Withdrawing every key from memory servers one call at a time could
+	// hold a shutdown for minutes when one is unreachable; the grants die
+	// instead with the next start's first grant (a new epoch).
+	t.onRevoke = nil
 	es := make([]*entry, 0, len(t.m))
 	for _, e := range t.m {
 		es = append(es, e)

@@ -17,6 +17,8 @@ import (
 	"slices"
 	"time"
 
+	"google.golang.org/grpc/peer"
+
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
@@ -40,6 +42,10 @@ type Options struct {
 	DataDir string
 	// ServerID is this server's id in a cluster (0 for a lone famd).
 	ServerID uint32
+	// Cluster, when set, is the memory servers this metadata service
+	// places regions on (also given to the core as its Placer); it
+	// serves Join and Servers. The Server does not close it.
+	Cluster *Cluster
 }
 
 // Server implements openfamv1.FamServer, transport.Memory and
@@ -66,8 +72,12 @@ func NewServer(opts Options) *Server {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		version = bi.Main.Version
 	}
-	return &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTable(),
+	s := &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTable(),
 		barriers: newBarriers(), start: time.Now(), version: version, host: host}
+	if opts.Cluster != nil {
+		s.keys.onRevoke = func(e *entry) { opts.Cluster.revoke(e.servers, e.key) }
+	}
+	return s
 }
 
 // Drain releases every PE waiting in Barrier with a CodeRPC error and
@@ -288,6 +298,19 @@ func (s *Server) issue(id identity, it *core.Item, err error) (*pb.ItemReply, er
 		return &pb.ItemReply{Err: famErr(err)}, nil
 	}
 	e := s.keys.add(it, id)
+	if p, ok := it.Placement(); ok {
+		// The key must work on every memory server before the client gets
+		// it; revoking it withdraws it from the same servers.
+		if s.opts.Cluster == nil {
+			s.keys.revoke(e)
+			return &pb.ItemReply{Err: errf(core.CodeResource, "fam_lookup", "data item {%d, %d} is on memory servers, but this famd has no cluster", p.Region.ID, p.Offset)}, nil
+		}
+		e.servers = p.Region.Servers
+		if err := s.opts.Cluster.grant(p, e.key); err != nil {
+			s.keys.revoke(e)
+			return &pb.ItemReply{Err: errf(core.CodeRPC, "fam_lookup", "granting access on memory servers: %v", err)}, nil
+		}
+	}
 	info, err := itemInfo(e)
 	if err != nil {
 		s.keys.revoke(e)
@@ -308,6 +331,9 @@ func itemInfo(e *entry) (*pb.ItemInfo, error) {
 		return nil, err
 	}
 	_, _, rights, ok := e.it.Local()
+	if p, placed := e.it.Placement(); placed {
+		rights, ok = p.Rights, true
+	}
 	if !ok {
 		return nil, core.Errorf(core.CodeNotFound, "fam_stat", "data item {%d, %d} is no longer available", g.RegionID, g.Offset)
 	}
@@ -548,4 +574,42 @@ func (s *Server) Barrier(ctx context.Context, req *pb.BarrierRequest) (*pb.Reply
 		return nil, err
 	}
 	return &pb.Reply{}, nil
+}
+
+// Join registers a memory server (famd --role memory) with this metadata
+// service. Over TCP the cluster token already vouched for the caller; on
+// the Unix socket only famd's own user (or root) may join.
+func (s *Server) Join(ctx context.Context, req *pb.JoinRequest) (*pb.JoinReply, error) {
+	_, id := s.view(ctx)
+	if s.opts.Cluster == nil {
+		return &pb.JoinReply{Err: errf(core.CodeUnimplemented, "famd_join", "this famd takes no memory servers")}, nil
+	}
+	if onUnixSocket(ctx) && id.uid != uint32(os.Getuid()) && id.uid != 0 {
+		return &pb.JoinReply{Err: errf(core.CodeNoPerm, "famd_join", "uid %d may not join memory servers to a famd run by uid %d", id.uid, os.Getuid())}, nil
+	}
+	sid, err := s.opts.Cluster.join(req)
+	if err != nil {
+		return &pb.JoinReply{Err: errf(core.CodeInvalid, "famd_join", "%v", err)}, nil
+	}
+	return &pb.JoinReply{ServerId: sid}, nil
+}
+
+// Servers lists the memory servers regions are placed on (empty for a
+// famd without any).
+func (s *Server) Servers(ctx context.Context, _ *pb.ServersRequest) (*pb.ServersReply, error) {
+	if s.opts.Cluster == nil {
+		return &pb.ServersReply{}, nil
+	}
+	return &pb.ServersReply{Servers: s.opts.Cluster.list(), InterleaveSize: s.opts.Cluster.opts.InterleaveSize}, nil
+}
+
+// onUnixSocket reports whether the call came over the Unix socket (its
+// identity is then the kernel's word).
+func onUnixSocket(ctx context.Context) bool {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return false
+	}
+	_, unix := p.AuthInfo.(PeerCred)
+	return unix
 }

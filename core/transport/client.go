@@ -154,6 +154,7 @@ type Call struct {
 	res     error
 	one     req     // the request of a one-frame operation
 	onep    [1]*req // backs reqs for a one-frame operation
+	subs    []*Call // the calls a Group waits for (see group.go)
 }
 
 // Wait blocks until every piece of the operation has been answered, failed,
@@ -163,6 +164,11 @@ type Call struct {
 // goroutine; later calls return the same result.
 func (cl *Call) Wait() error {
 	cl.once.Do(func() {
+		for _, sc := range cl.subs {
+			if err := sc.Wait(); err != nil && cl.res == nil {
+				cl.res = err
+			}
+		}
 		cl.sending.Wait()
 		for _, r := range cl.reqs {
 			if err := r.wait(); err != nil && cl.res == nil {

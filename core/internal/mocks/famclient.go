@@ -302,6 +302,26 @@ func (mr *MockFamClientMockRecorder) ItemAt(ctx, in any, opts ...any) *gomock.Ca
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ItemAt", reflect.TypeOf((*MockFamClient)(nil).ItemAt), varargs...)
 }
 
+// Join mocks base method.
+func (m *MockFamClient) Join(ctx context.Context, in *openfamv1.JoinRequest, opts ...grpc.CallOption) (*openfamv1.JoinReply, error) {
+	m.ctrl.T.Helper()
+	varargs := []any{ctx, in}
+	for _, a := range opts {
+		varargs = append(varargs, a)
+	}
+	ret := m.ctrl.Call(m, "Join", varargs...)
+	ret0, _ := ret[0].(*openfamv1.JoinReply)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Join indicates an expected call of Join.
+func (mr *MockFamClientMockRecorder) Join(ctx, in any, opts ...any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	varargs := append([]any{ctx, in}, opts...)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Join", reflect.TypeOf((*MockFamClient)(nil).Join), varargs...)
+}
+
 // ListBackups mocks base method.
 func (m *MockFamClient) ListBackups(ctx context.Context, in *openfamv1.BackupNameRequest, opts ...grpc.CallOption) (*openfamv1.ListBackupsReply, error) {
 	m.ctrl.T.Helper()
@@ -480,6 +500,26 @@ func (mr *MockFamClientMockRecorder) RestoreNew(ctx, in any, opts ...any) *gomoc
 	mr.mock.ctrl.T.Helper()
 	varargs := append([]any{ctx, in}, opts...)
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RestoreNew", reflect.TypeOf((*MockFamClient)(nil).RestoreNew), varargs...)
+}
+
+// Servers mocks base method.
+func (m *MockFamClient) Servers(ctx context.Context, in *openfamv1.ServersRequest, opts ...grpc.CallOption) (*openfamv1.ServersReply, error) {
+	m.ctrl.T.Helper()
+	varargs := []any{ctx, in}
+	for _, a := range opts {
+		varargs = append(varargs, a)
+	}
+	ret := m.ctrl.Call(m, "Servers", varargs...)
+	ret0, _ := ret[0].(*openfamv1.ServersReply)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Servers indicates an expected call of Servers.
+func (mr *MockFamClientMockRecorder) Servers(ctx, in any, opts ...any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	varargs := append([]any{ctx, in}, opts...)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Servers", reflect.TypeOf((*MockFamClient)(nil).Servers), varargs...)
 }
 
 // StatItem mocks base method.

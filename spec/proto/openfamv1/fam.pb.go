@@ -1827,6 +1827,638 @@ func (x *BarrierRequest) GetRank() uint32 {
 	return 0
 }
 
+type JoinRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Uuid          string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`                         // the memory server's persistent identity
+	Control       string                 `protobuf:"bytes,2,opt,name=control,proto3" json:"control,omitempty"`                   // its Memory service, HOST:PORT
+	DataTcp       string                 `protobuf:"bytes,3,opt,name=data_tcp,json=dataTcp,proto3" json:"data_tcp,omitempty"`    // its data plane, HOST:PORT
+	DataUnix      string                 `protobuf:"bytes,4,opt,name=data_unix,json=dataUnix,proto3" json:"data_unix,omitempty"` // its data-plane Unix socket, "" if none
+	Hostname      string                 `protobuf:"bytes,5,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Secret        []byte                 `protobuf:"bytes,6,opt,name=secret,proto3" json:"secret,omitempty"`      // what Memory calls must carry
+	Capacity      uint64                 `protobuf:"varint,7,opt,name=capacity,proto3" json:"capacity,omitempty"` // bytes it offers (0: unlimited)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinRequest) Reset() {
+	*x = JoinRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinRequest) ProtoMessage() {}
+
+func (x *JoinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
+func (*JoinRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *JoinRequest) GetUuid() string {
+	if x != nil {
+		return x.Uuid
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetControl() string {
+	if x != nil {
+		return x.Control
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetDataTcp() string {
+	if x != nil {
+		return x.DataTcp
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetDataUnix() string {
+	if x != nil {
+		return x.DataUnix
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+func (x *JoinRequest) GetCapacity() uint64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+type JoinReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Err           *FamError              `protobuf:"bytes,1,opt,name=err,proto3" json:"err,omitempty"`
+	ServerId      uint64                 `protobuf:"varint,2,opt,name=server_id,json=serverId,proto3" json:"server_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinReply) Reset() {
+	*x = JoinReply{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinReply) ProtoMessage() {}
+
+func (x *JoinReply) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinReply.ProtoReflect.Descriptor instead.
+func (*JoinReply) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *JoinReply) GetErr() *FamError {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *JoinReply) GetServerId() uint64 {
+	if x != nil {
+		return x.ServerId
+	}
+	return 0
+}
+
+type ServerInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	DataTcp       string                 `protobuf:"bytes,2,opt,name=data_tcp,json=dataTcp,proto3" json:"data_tcp,omitempty"`
+	DataUnix      string                 `protobuf:"bytes,3,opt,name=data_unix,json=dataUnix,proto3" json:"data_unix,omitempty"`
+	Hostname      string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Control       string                 `protobuf:"bytes,5,opt,name=control,proto3" json:"control,omitempty"`
+	Reachable     bool                   `protobuf:"varint,6,opt,name=reachable,proto3" json:"reachable,omitempty"` // answered the metadata service's last call
+	Segments      uint64                 `protobuf:"varint,7,opt,name=segments,proto3" json:"segments,omitempty"`   // regions with a segment on it
+	Bytes         uint64                 `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`         // bytes of those segments
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServerInfo) Reset() {
+	*x = ServerInfo{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerInfo) ProtoMessage() {}
+
+func (x *ServerInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerInfo.ProtoReflect.Descriptor instead.
+func (*ServerInfo) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ServerInfo) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ServerInfo) GetDataTcp() string {
+	if x != nil {
+		return x.DataTcp
+	}
+	return ""
+}
+
+func (x *ServerInfo) GetDataUnix() string {
+	if x != nil {
+		return x.DataUnix
+	}
+	return ""
+}
+
+func (x *ServerInfo) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *ServerInfo) GetControl() string {
+	if x != nil {
+		return x.Control
+	}
+	return ""
+}
+
+func (x *ServerInfo) GetReachable() bool {
+	if x != nil {
+		return x.Reachable
+	}
+	return false
+}
+
+func (x *ServerInfo) GetSegments() uint64 {
+	if x != nil {
+		return x.Segments
+	}
+	return 0
+}
+
+func (x *ServerInfo) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+type ServersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServersRequest) Reset() {
+	*x = ServersRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServersRequest) ProtoMessage() {}
+
+func (x *ServersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServersRequest.ProtoReflect.Descriptor instead.
+func (*ServersRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{33}
+}
+
+type ServersReply struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Err            *FamError              `protobuf:"bytes,1,opt,name=err,proto3" json:"err,omitempty"`
+	Servers        []*ServerInfo          `protobuf:"bytes,2,rep,name=servers,proto3" json:"servers,omitempty"`
+	InterleaveSize uint64                 `protobuf:"varint,3,opt,name=interleave_size,json=interleaveSize,proto3" json:"interleave_size,omitempty"` // default block size of interleaved regions
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ServersReply) Reset() {
+	*x = ServersReply{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServersReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServersReply) ProtoMessage() {}
+
+func (x *ServersReply) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServersReply.ProtoReflect.Descriptor instead.
+func (*ServersReply) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ServersReply) GetErr() *FamError {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *ServersReply) GetServers() []*ServerInfo {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+func (x *ServersReply) GetInterleaveSize() uint64 {
+	if x != nil {
+		return x.InterleaveSize
+	}
+	return 0
+}
+
+type Segment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionId      uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
+	Size          uint64                 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	Persistent    bool                   `protobuf:"varint,3,opt,name=persistent,proto3" json:"persistent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Segment) Reset() {
+	*x = Segment{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Segment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Segment) ProtoMessage() {}
+
+func (x *Segment) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Segment.ProtoReflect.Descriptor instead.
+func (*Segment) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Segment) GetRegionId() uint64 {
+	if x != nil {
+		return x.RegionId
+	}
+	return 0
+}
+
+func (x *Segment) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *Segment) GetPersistent() bool {
+	if x != nil {
+		return x.Persistent
+	}
+	return false
+}
+
+type SegmentRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segment       *Segment               `protobuf:"bytes,1,opt,name=segment,proto3" json:"segment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SegmentRequest) Reset() {
+	*x = SegmentRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SegmentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SegmentRequest) ProtoMessage() {}
+
+func (x *SegmentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SegmentRequest.ProtoReflect.Descriptor instead.
+func (*SegmentRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SegmentRequest) GetSegment() *Segment {
+	if x != nil {
+		return x.Segment
+	}
+	return nil
+}
+
+type ZeroRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segment       *Segment               `protobuf:"bytes,1,opt,name=segment,proto3" json:"segment,omitempty"`
+	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ZeroRequest) Reset() {
+	*x = ZeroRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ZeroRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ZeroRequest) ProtoMessage() {}
+
+func (x *ZeroRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ZeroRequest.ProtoReflect.Descriptor instead.
+func (*ZeroRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ZeroRequest) GetSegment() *Segment {
+	if x != nil {
+		return x.Segment
+	}
+	return nil
+}
+
+func (x *ZeroRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ZeroRequest) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type GrantRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segment       *Segment               `protobuf:"bytes,1,opt,name=segment,proto3" json:"segment,omitempty"`
+	Key           []byte                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Start         uint64                 `protobuf:"varint,3,opt,name=start,proto3" json:"start,omitempty"`
+	End           uint64                 `protobuf:"varint,4,opt,name=end,proto3" json:"end,omitempty"`
+	Rights        uint32                 `protobuf:"varint,5,opt,name=rights,proto3" json:"rights,omitempty"` // 1 read, 2 write
+	Epoch         []byte                 `protobuf:"bytes,6,opt,name=epoch,proto3" json:"epoch,omitempty"`    // the metadata service's boot id: a grant from a
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrantRequest) Reset() {
+	*x = GrantRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrantRequest) ProtoMessage() {}
+
+func (x *GrantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrantRequest.ProtoReflect.Descriptor instead.
+func (*GrantRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *GrantRequest) GetSegment() *Segment {
+	if x != nil {
+		return x.Segment
+	}
+	return nil
+}
+
+func (x *GrantRequest) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *GrantRequest) GetStart() uint64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *GrantRequest) GetEnd() uint64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+func (x *GrantRequest) GetRights() uint32 {
+	if x != nil {
+		return x.Rights
+	}
+	return 0
+}
+
+func (x *GrantRequest) GetEpoch() []byte {
+	if x != nil {
+		return x.Epoch
+	}
+	return nil
+}
+
+type RevokeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          [][]byte               `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeRequest) Reset() {
+	*x = RevokeRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeRequest) ProtoMessage() {}
+
+func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
+func (*RevokeRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *RevokeRequest) GetKeys() [][]byte {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
 var File_openfam_v1_fam_proto protoreflect.FileDescriptor
 
 const file_openfam_v1_fam_proto_rawDesc = "" +
@@ -1967,7 +2599,54 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0eBarrierRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\rR\x04size\x12\x12\n" +
-	"\x04rank\x18\x03 \x01(\rR\x04rank2\xf8\v\n" +
+	"\x04rank\x18\x03 \x01(\rR\x04rank\"\xc3\x01\n" +
+	"\vJoinRequest\x12\x12\n" +
+	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x18\n" +
+	"\acontrol\x18\x02 \x01(\tR\acontrol\x12\x19\n" +
+	"\bdata_tcp\x18\x03 \x01(\tR\adataTcp\x12\x1b\n" +
+	"\tdata_unix\x18\x04 \x01(\tR\bdataUnix\x12\x1a\n" +
+	"\bhostname\x18\x05 \x01(\tR\bhostname\x12\x16\n" +
+	"\x06secret\x18\x06 \x01(\fR\x06secret\x12\x1a\n" +
+	"\bcapacity\x18\a \x01(\x04R\bcapacity\"P\n" +
+	"\tJoinReply\x12&\n" +
+	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x12\x1b\n" +
+	"\tserver_id\x18\x02 \x01(\x04R\bserverId\"\xda\x01\n" +
+	"\n" +
+	"ServerInfo\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x19\n" +
+	"\bdata_tcp\x18\x02 \x01(\tR\adataTcp\x12\x1b\n" +
+	"\tdata_unix\x18\x03 \x01(\tR\bdataUnix\x12\x1a\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\x12\x18\n" +
+	"\acontrol\x18\x05 \x01(\tR\acontrol\x12\x1c\n" +
+	"\treachable\x18\x06 \x01(\bR\treachable\x12\x1a\n" +
+	"\bsegments\x18\a \x01(\x04R\bsegments\x12\x14\n" +
+	"\x05bytes\x18\b \x01(\x04R\x05bytes\"\x10\n" +
+	"\x0eServersRequest\"\x91\x01\n" +
+	"\fServersReply\x12&\n" +
+	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x120\n" +
+	"\aservers\x18\x02 \x03(\v2\x16.openfam.v1.ServerInfoR\aservers\x12'\n" +
+	"\x0finterleave_size\x18\x03 \x01(\x04R\x0einterleaveSize\"Z\n" +
+	"\aSegment\x12\x1b\n" +
+	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x1e\n" +
+	"\n" +
+	"persistent\x18\x03 \x01(\bR\n" +
+	"persistent\"?\n" +
+	"\x0eSegmentRequest\x12-\n" +
+	"\asegment\x18\x01 \x01(\v2\x13.openfam.v1.SegmentR\asegment\"l\n" +
+	"\vZeroRequest\x12-\n" +
+	"\asegment\x18\x01 \x01(\v2\x13.openfam.v1.SegmentR\asegment\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"\xa5\x01\n" +
+	"\fGrantRequest\x12-\n" +
+	"\asegment\x18\x01 \x01(\v2\x13.openfam.v1.SegmentR\asegment\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\fR\x03key\x12\x14\n" +
+	"\x05start\x18\x03 \x01(\x04R\x05start\x12\x10\n" +
+	"\x03end\x18\x04 \x01(\x04R\x03end\x12\x16\n" +
+	"\x06rights\x18\x05 \x01(\rR\x06rights\x12\x14\n" +
+	"\x05epoch\x18\x06 \x01(\fR\x05epoch\"#\n" +
+	"\rRevokeRequest\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\fR\x04keys2\xf1\f\n" +
 	"\x03Fam\x126\n" +
 	"\x04Info\x12\x17.openfam.v1.InfoRequest\x1a\x15.openfam.v1.InfoReply\x12H\n" +
 	"\fCreateRegion\x12\x1f.openfam.v1.CreateRegionRequest\x1a\x17.openfam.v1.RegionReply\x12H\n" +
@@ -1994,7 +2673,16 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"RestoreNew\x12\x1d.openfam.v1.RestoreNewRequest\x1a\x15.openfam.v1.ItemReply\x12@\n" +
 	"\fDeleteBackup\x12\x1d.openfam.v1.BackupNameRequest\x1a\x11.openfam.v1.Reply\x12J\n" +
 	"\vListBackups\x12\x1d.openfam.v1.BackupNameRequest\x1a\x1c.openfam.v1.ListBackupsReply\x128\n" +
-	"\aBarrier\x12\x1a.openfam.v1.BarrierRequest\x1a\x11.openfam.v1.ReplyB9Z7github.com/gofam/openfam/spec/proto/openfamv1;openfamv1b\x06proto3"
+	"\aBarrier\x12\x1a.openfam.v1.BarrierRequest\x1a\x11.openfam.v1.Reply\x126\n" +
+	"\x04Join\x12\x17.openfam.v1.JoinRequest\x1a\x15.openfam.v1.JoinReply\x12?\n" +
+	"\aServers\x12\x1a.openfam.v1.ServersRequest\x1a\x18.openfam.v1.ServersReply2\xd2\x02\n" +
+	"\x06Memory\x126\n" +
+	"\x04Info\x12\x17.openfam.v1.InfoRequest\x1a\x15.openfam.v1.InfoReply\x127\n" +
+	"\x06Ensure\x12\x1a.openfam.v1.SegmentRequest\x1a\x11.openfam.v1.Reply\x125\n" +
+	"\x04Drop\x12\x1a.openfam.v1.SegmentRequest\x1a\x11.openfam.v1.Reply\x122\n" +
+	"\x04Zero\x12\x17.openfam.v1.ZeroRequest\x1a\x11.openfam.v1.Reply\x124\n" +
+	"\x05Grant\x12\x18.openfam.v1.GrantRequest\x1a\x11.openfam.v1.Reply\x126\n" +
+	"\x06Revoke\x12\x19.openfam.v1.RevokeRequest\x1a\x11.openfam.v1.ReplyB9Z7github.com/gofam/openfam/spec/proto/openfamv1;openfamv1b\x06proto3"
 
 var (
 	file_openfam_v1_fam_proto_rawDescOnce sync.Once
@@ -2008,7 +2696,7 @@ func file_openfam_v1_fam_proto_rawDescGZIP() []byte {
 	return file_openfam_v1_fam_proto_rawDescData
 }
 
-var file_openfam_v1_fam_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_openfam_v1_fam_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_openfam_v1_fam_proto_goTypes = []any{
 	(*FamError)(nil),                       // 0: openfam.v1.FamError
 	(*Reply)(nil),                          // 1: openfam.v1.Reply
@@ -2040,6 +2728,16 @@ var file_openfam_v1_fam_proto_goTypes = []any{
 	(*BackupNameRequest)(nil),              // 27: openfam.v1.BackupNameRequest
 	(*ListBackupsReply)(nil),               // 28: openfam.v1.ListBackupsReply
 	(*BarrierRequest)(nil),                 // 29: openfam.v1.BarrierRequest
+	(*JoinRequest)(nil),                    // 30: openfam.v1.JoinRequest
+	(*JoinReply)(nil),                      // 31: openfam.v1.JoinReply
+	(*ServerInfo)(nil),                     // 32: openfam.v1.ServerInfo
+	(*ServersRequest)(nil),                 // 33: openfam.v1.ServersRequest
+	(*ServersReply)(nil),                   // 34: openfam.v1.ServersReply
+	(*Segment)(nil),                        // 35: openfam.v1.Segment
+	(*SegmentRequest)(nil),                 // 36: openfam.v1.SegmentRequest
+	(*ZeroRequest)(nil),                    // 37: openfam.v1.ZeroRequest
+	(*GrantRequest)(nil),                   // 38: openfam.v1.GrantRequest
+	(*RevokeRequest)(nil),                  // 39: openfam.v1.RevokeRequest
 }
 var file_openfam_v1_fam_proto_depIdxs = []int32{
 	0,  // 0: openfam.v1.Reply.err:type_name -> openfam.v1.FamError
@@ -2055,57 +2753,79 @@ var file_openfam_v1_fam_proto_depIdxs = []int32{
 	0,  // 10: openfam.v1.ListItemsReply.err:type_name -> openfam.v1.FamError
 	4,  // 11: openfam.v1.ListItemsReply.items:type_name -> openfam.v1.ItemInfo
 	0,  // 12: openfam.v1.ListBackupsReply.err:type_name -> openfam.v1.FamError
-	5,  // 13: openfam.v1.Fam.Info:input_type -> openfam.v1.InfoRequest
-	7,  // 14: openfam.v1.Fam.CreateRegion:input_type -> openfam.v1.CreateRegionRequest
-	8,  // 15: openfam.v1.Fam.LookupRegion:input_type -> openfam.v1.LookupRegionRequest
-	9,  // 16: openfam.v1.Fam.RegionByID:input_type -> openfam.v1.RegionByIDRequest
-	9,  // 17: openfam.v1.Fam.DestroyRegion:input_type -> openfam.v1.RegionByIDRequest
-	11, // 18: openfam.v1.Fam.ResizeRegion:input_type -> openfam.v1.ResizeRegionRequest
-	12, // 19: openfam.v1.Fam.ChangeRegionPermissions:input_type -> openfam.v1.ChangeRegionPermissionsRequest
-	13, // 20: openfam.v1.Fam.ListRegions:input_type -> openfam.v1.ListRegionsRequest
-	15, // 21: openfam.v1.Fam.Allocate:input_type -> openfam.v1.AllocateRequest
-	16, // 22: openfam.v1.Fam.Lookup:input_type -> openfam.v1.LookupRequest
-	17, // 23: openfam.v1.Fam.ItemAt:input_type -> openfam.v1.ItemAtRequest
-	18, // 24: openfam.v1.Fam.CloseItem:input_type -> openfam.v1.KeyRequest
-	18, // 25: openfam.v1.Fam.Deallocate:input_type -> openfam.v1.KeyRequest
-	20, // 26: openfam.v1.Fam.ChangeItemPermissions:input_type -> openfam.v1.ChangeItemPermissionsRequest
-	18, // 27: openfam.v1.Fam.StatItem:input_type -> openfam.v1.KeyRequest
-	21, // 28: openfam.v1.Fam.ListItems:input_type -> openfam.v1.ListItemsRequest
-	23, // 29: openfam.v1.Fam.Copy:input_type -> openfam.v1.CopyRequest
-	24, // 30: openfam.v1.Fam.Backup:input_type -> openfam.v1.BackupRequest
-	25, // 31: openfam.v1.Fam.Restore:input_type -> openfam.v1.RestoreRequest
-	26, // 32: openfam.v1.Fam.RestoreNew:input_type -> openfam.v1.RestoreNewRequest
-	27, // 33: openfam.v1.Fam.DeleteBackup:input_type -> openfam.v1.BackupNameRequest
-	27, // 34: openfam.v1.Fam.ListBackups:input_type -> openfam.v1.BackupNameRequest
-	29, // 35: openfam.v1.Fam.Barrier:input_type -> openfam.v1.BarrierRequest
-	6,  // 36: openfam.v1.Fam.Info:output_type -> openfam.v1.InfoReply
-	10, // 37: openfam.v1.Fam.CreateRegion:output_type -> openfam.v1.RegionReply
-	10, // 38: openfam.v1.Fam.LookupRegion:output_type -> openfam.v1.RegionReply
-	10, // 39: openfam.v1.Fam.RegionByID:output_type -> openfam.v1.RegionReply
-	1,  // 40: openfam.v1.Fam.DestroyRegion:output_type -> openfam.v1.Reply
-	1,  // 41: openfam.v1.Fam.ResizeRegion:output_type -> openfam.v1.Reply
-	1,  // 42: openfam.v1.Fam.ChangeRegionPermissions:output_type -> openfam.v1.Reply
-	14, // 43: openfam.v1.Fam.ListRegions:output_type -> openfam.v1.ListRegionsReply
-	19, // 44: openfam.v1.Fam.Allocate:output_type -> openfam.v1.ItemReply
-	19, // 45: openfam.v1.Fam.Lookup:output_type -> openfam.v1.ItemReply
-	19, // 46: openfam.v1.Fam.ItemAt:output_type -> openfam.v1.ItemReply
-	1,  // 47: openfam.v1.Fam.CloseItem:output_type -> openfam.v1.Reply
-	1,  // 48: openfam.v1.Fam.Deallocate:output_type -> openfam.v1.Reply
-	1,  // 49: openfam.v1.Fam.ChangeItemPermissions:output_type -> openfam.v1.Reply
-	19, // 50: openfam.v1.Fam.StatItem:output_type -> openfam.v1.ItemReply
-	22, // 51: openfam.v1.Fam.ListItems:output_type -> openfam.v1.ListItemsReply
-	1,  // 52: openfam.v1.Fam.Copy:output_type -> openfam.v1.Reply
-	1,  // 53: openfam.v1.Fam.Backup:output_type -> openfam.v1.Reply
-	1,  // 54: openfam.v1.Fam.Restore:output_type -> openfam.v1.Reply
-	19, // 55: openfam.v1.Fam.RestoreNew:output_type -> openfam.v1.ItemReply
-	1,  // 56: openfam.v1.Fam.DeleteBackup:output_type -> openfam.v1.Reply
-	28, // 57: openfam.v1.Fam.ListBackups:output_type -> openfam.v1.ListBackupsReply
-	1,  // 58: openfam.v1.Fam.Barrier:output_type -> openfam.v1.Reply
-	36, // [36:59] is the sub-list for method output_type
-	13, // [13:36] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	0,  // 13: openfam.v1.JoinReply.err:type_name -> openfam.v1.FamError
+	0,  // 14: openfam.v1.ServersReply.err:type_name -> openfam.v1.FamError
+	32, // 15: openfam.v1.ServersReply.servers:type_name -> openfam.v1.ServerInfo
+	35, // 16: openfam.v1.SegmentRequest.segment:type_name -> openfam.v1.Segment
+	35, // 17: openfam.v1.ZeroRequest.segment:type_name -> openfam.v1.Segment
+	35, // 18: openfam.v1.GrantRequest.segment:type_name -> openfam.v1.Segment
+	5,  // 19: openfam.v1.Fam.Info:input_type -> openfam.v1.InfoRequest
+	7,  // 20: openfam.v1.Fam.CreateRegion:input_type -> openfam.v1.CreateRegionRequest
+	8,  // 21: openfam.v1.Fam.LookupRegion:input_type -> openfam.v1.LookupRegionRequest
+	9,  // 22: openfam.v1.Fam.RegionByID:input_type -> openfam.v1.RegionByIDRequest
+	9,  // 23: openfam.v1.Fam.DestroyRegion:input_type -> openfam.v1.RegionByIDRequest
+	11, // 24: openfam.v1.Fam.ResizeRegion:input_type -> openfam.v1.ResizeRegionRequest
+	12, // 25: openfam.v1.Fam.ChangeRegionPermissions:input_type -> openfam.v1.ChangeRegionPermissionsRequest
+	13, // 26: openfam.v1.Fam.ListRegions:input_type -> openfam.v1.ListRegionsRequest
+	15, // 27: openfam.v1.Fam.Allocate:input_type -> openfam.v1.AllocateRequest
+	16, // 28: openfam.v1.Fam.Lookup:input_type -> openfam.v1.LookupRequest
+	17, // 29: openfam.v1.Fam.ItemAt:input_type -> openfam.v1.ItemAtRequest
+	18, // 30: openfam.v1.Fam.CloseItem:input_type -> openfam.v1.KeyRequest
+	18, // 31: openfam.v1.Fam.Deallocate:input_type -> openfam.v1.KeyRequest
+	20, // 32: openfam.v1.Fam.ChangeItemPermissions:input_type -> openfam.v1.ChangeItemPermissionsRequest
+	18, // 33: openfam.v1.Fam.StatItem:input_type -> openfam.v1.KeyRequest
+	21, // 34: openfam.v1.Fam.ListItems:input_type -> openfam.v1.ListItemsRequest
+	23, // 35: openfam.v1.Fam.Copy:input_type -> openfam.v1.CopyRequest
+	24, // 36: openfam.v1.Fam.Backup:input_type -> openfam.v1.BackupRequest
+	25, // 37: openfam.v1.Fam.Restore:input_type -> openfam.v1.RestoreRequest
+	26, // 38: openfam.v1.Fam.RestoreNew:input_type -> openfam.v1.RestoreNewRequest
+	27, // 39: openfam.v1.Fam.DeleteBackup:input_type -> openfam.v1.BackupNameRequest
+	27, // 40: openfam.v1.Fam.ListBackups:input_type -> openfam.v1.BackupNameRequest
+	29, // 41: openfam.v1.Fam.Barrier:input_type -> openfam.v1.BarrierRequest
+	30, // 42: openfam.v1.Fam.Join:input_type -> openfam.v1.JoinRequest
+	33, // 43: openfam.v1.Fam.Servers:input_type -> openfam.v1.ServersRequest
+	5,  // 44: openfam.v1.Memory.Info:input_type -> openfam.v1.InfoRequest
+	36, // 45: openfam.v1.Memory.Ensure:input_type -> openfam.v1.SegmentRequest
+	36, // 46: openfam.v1.Memory.Drop:input_type -> openfam.v1.SegmentRequest
+	37, // 47: openfam.v1.Memory.Zero:input_type -> openfam.v1.ZeroRequest
+	38, // 48: openfam.v1.Memory.Grant:input_type -> openfam.v1.GrantRequest
+	39, // 49: openfam.v1.Memory.Revoke:input_type -> openfam.v1.RevokeRequest
+	6,  // 50: openfam.v1.Fam.Info:output_type -> openfam.v1.InfoReply
+	10, // 51: openfam.v1.Fam.CreateRegion:output_type -> openfam.v1.RegionReply
+	10, // 52: openfam.v1.Fam.LookupRegion:output_type -> openfam.v1.RegionReply
+	10, // 53: openfam.v1.Fam.RegionByID:output_type -> openfam.v1.RegionReply
+	1,  // 54: openfam.v1.Fam.DestroyRegion:output_type -> openfam.v1.Reply
+	1,  // 55: openfam.v1.Fam.ResizeRegion:output_type -> openfam.v1.Reply
+	1,  // 56: openfam.v1.Fam.ChangeRegionPermissions:output_type -> openfam.v1.Reply
+	14, // 57: openfam.v1.Fam.ListRegions:output_type -> openfam.v1.ListRegionsReply
+	19, // 58: openfam.v1.Fam.Allocate:output_type -> openfam.v1.ItemReply
+	19, // 59: openfam.v1.Fam.Lookup:output_type -> openfam.v1.ItemReply
+	19, // 60: openfam.v1.Fam.ItemAt:output_type -> openfam.v1.ItemReply
+	1,  // 61: openfam.v1.Fam.CloseItem:output_type -> openfam.v1.Reply
+	1,  // 62: openfam.v1.Fam.Deallocate:output_type -> openfam.v1.Reply
+	1,  // 63: openfam.v1.Fam.ChangeItemPermissions:output_type -> openfam.v1.Reply
+	19, // 64: openfam.v1.Fam.StatItem:output_type -> openfam.v1.ItemReply
+	22, // 65: openfam.v1.Fam.ListItems:output_type -> openfam.v1.ListItemsReply
+	1,  // 66: openfam.v1.Fam.Copy:output_type -> openfam.v1.Reply
+	1,  // 67: openfam.v1.Fam.Backup:output_type -> openfam.v1.Reply
+	1,  // 68: openfam.v1.Fam.Restore:output_type -> openfam.v1.Reply
+	19, // 69: openfam.v1.Fam.RestoreNew:output_type -> openfam.v1.ItemReply
+	1,  // 70: openfam.v1.Fam.DeleteBackup:output_type -> openfam.v1.Reply
+	28, // 71: openfam.v1.Fam.ListBackups:output_type -> openfam.v1.ListBackupsReply
+	1,  // 72: openfam.v1.Fam.Barrier:output_type -> openfam.v1.Reply
+	31, // 73: openfam.v1.Fam.Join:output_type -> openfam.v1.JoinReply
+	34, // 74: openfam.v1.Fam.Servers:output_type -> openfam.v1.ServersReply
+	6,  // 75: openfam.v1.Memory.Info:output_type -> openfam.v1.InfoReply
+	1,  // 76: openfam.v1.Memory.Ensure:output_type -> openfam.v1.Reply
+	1,  // 77: openfam.v1.Memory.Drop:output_type -> openfam.v1.Reply
+	1,  // 78: openfam.v1.Memory.Zero:output_type -> openfam.v1.Reply
+	1,  // 79: openfam.v1.Memory.Grant:output_type -> openfam.v1.Reply
+	1,  // 80: openfam.v1.Memory.Revoke:output_type -> openfam.v1.Reply
+	50, // [50:81] is the sub-list for method output_type
+	19, // [19:50] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_openfam_v1_fam_proto_init() }
@@ -2119,9 +2839,9 @@ func file_openfam_v1_fam_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_openfam_v1_fam_proto_rawDesc), len(file_openfam_v1_fam_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   40,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_openfam_v1_fam_proto_goTypes,
 		DependencyIndexes: file_openfam_v1_fam_proto_depIdxs,

@@ -48,6 +48,8 @@ const (
 	Fam_DeleteBackup_FullMethodName            = "/openfam.v1.Fam/DeleteBackup"
 	Fam_ListBackups_FullMethodName             = "/openfam.v1.Fam/ListBackups"
 	Fam_Barrier_FullMethodName                 = "/openfam.v1.Fam/Barrier"
+	Fam_Join_FullMethodName                    = "/openfam.v1.Fam/Join"
+	Fam_Servers_FullMethodName                 = "/openfam.v1.Fam/Servers"
 )
 
 // FamClient is the client API for Fam service.
@@ -82,6 +84,14 @@ type FamClient interface {
 	ListBackups(ctx context.Context, in *BackupNameRequest, opts ...grpc.CallOption) (*ListBackupsReply, error)
 	// Returns once `size` PEs of job `job` have called it.
 	Barrier(ctx context.Context, in *BarrierRequest, opts ...grpc.CallOption) (*Reply, error)
+	// A memory server (famd --role memory) registers with this metadata
+	// service, or re-registers after a restart; the reply is its server id.
+	// Over TCP it needs the cluster token; on the Unix socket the caller must
+	// run as famd's user.
+	Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (*JoinReply, error)
+	// The memory servers this metadata service places regions on, with the
+	// addresses clients reach their data planes at.
+	Servers(ctx context.Context, in *ServersRequest, opts ...grpc.CallOption) (*ServersReply, error)
 }
 
 type famClient struct {
@@ -322,6 +332,26 @@ func (c *famClient) Barrier(ctx context.Context, in *BarrierRequest, opts ...grp
 	return out, nil
 }
 
+func (c *famClient) Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (*JoinReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JoinReply)
+	err := c.cc.Invoke(ctx, Fam_Join_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *famClient) Servers(ctx context.Context, in *ServersRequest, opts ...grpc.CallOption) (*ServersReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ServersReply)
+	err := c.cc.Invoke(ctx, Fam_Servers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FamServer is the server API for Fam service.
 // All implementations must embed UnimplementedFamServer
 // for forward compatibility.
@@ -354,6 +384,14 @@ type FamServer interface {
 	ListBackups(context.Context, *BackupNameRequest) (*ListBackupsReply, error)
 	// Returns once `size` PEs of job `job` have called it.
 	Barrier(context.Context, *BarrierRequest) (*Reply, error)
+	// A memory server (famd --role memory) registers with this metadata
+	// service, or re-registers after a restart; the reply is its server id.
+	// Over TCP it needs the cluster token; on the Unix socket the caller must
+	// run as famd's user.
+	Join(context.Context, *JoinRequest) (*JoinReply, error)
+	// The memory servers this metadata service places regions on, with the
+	// addresses clients reach their data planes at.
+	Servers(context.Context, *ServersRequest) (*ServersReply, error)
 	mustEmbedUnimplementedFamServer()
 }
 
@@ -432,6 +470,12 @@ func (UnimplementedFamServer) ListBackups(context.Context, *BackupNameRequest) (
 }
 func (UnimplementedFamServer) Barrier(context.Context, *BarrierRequest) (*Reply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Barrier not implemented")
+}
+func (UnimplementedFamServer) Join(context.Context, *JoinRequest) (*JoinReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Join not implemented")
+}
+func (UnimplementedFamServer) Servers(context.Context, *ServersRequest) (*ServersReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Servers not implemented")
 }
 func (UnimplementedFamServer) mustEmbedUnimplementedFamServer() {}
 func (UnimplementedFamServer) testEmbeddedByValue()             {}
@@ -868,6 +912,42 @@ func _Fam_Barrier_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Fam_Join_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JoinRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FamServer).Join(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Fam_Join_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FamServer).Join(ctx, req.(*JoinRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Fam_Servers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ServersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FamServer).Servers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Fam_Servers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FamServer).Servers(ctx, req.(*ServersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Fam_ServiceDesc is the grpc.ServiceDesc for Fam service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -966,6 +1046,328 @@ var Fam_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Barrier",
 			Handler:    _Fam_Barrier_Handler,
+		},
+		{
+			MethodName: "Join",
+			Handler:    _Fam_Join_Handler,
+		},
+		{
+			MethodName: "Servers",
+			Handler:    _Fam_Servers_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "openfam/v1/fam.proto",
+}
+
+const (
+	Memory_Info_FullMethodName   = "/openfam.v1.Memory/Info"
+	Memory_Ensure_FullMethodName = "/openfam.v1.Memory/Ensure"
+	Memory_Drop_FullMethodName   = "/openfam.v1.Memory/Drop"
+	Memory_Zero_FullMethodName   = "/openfam.v1.Memory/Zero"
+	Memory_Grant_FullMethodName  = "/openfam.v1.Memory/Grant"
+	Memory_Revoke_FullMethodName = "/openfam.v1.Memory/Revoke"
+)
+
+// MemoryClient is the client API for Memory service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Memory is served by a memory server (famd --role memory) to the metadata
+// service it joined, and to nobody else: every call carries the secret the
+// server sent in its JoinRequest. It holds one segment per region placed
+// on the server; clients reach segments on the data plane with item keys
+// the metadata service grants here after its permission check.
+type MemoryClient interface {
+	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
+	// Creates the region's segment or resizes it to `size` bytes.
+	Ensure(ctx context.Context, in *SegmentRequest, opts ...grpc.CallOption) (*Reply, error)
+	// Deletes the region's segment (the region was destroyed).
+	Drop(ctx context.Context, in *SegmentRequest, opts ...grpc.CallOption) (*Reply, error)
+	// Zeroes bytes of a segment (a fresh item's share).
+	Zero(ctx context.Context, in *ZeroRequest, opts ...grpc.CallOption) (*Reply, error)
+	// Lets `key` reach bytes [start, end) of the segment with `rights`.
+	Grant(ctx context.Context, in *GrantRequest, opts ...grpc.CallOption) (*Reply, error)
+	// Forgets keys.
+	Revoke(ctx context.Context, in *RevokeRequest, opts ...grpc.CallOption) (*Reply, error)
+}
+
+type memoryClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewMemoryClient(cc grpc.ClientConnInterface) MemoryClient {
+	return &memoryClient{cc}
+}
+
+func (c *memoryClient) Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InfoReply)
+	err := c.cc.Invoke(ctx, Memory_Info_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryClient) Ensure(ctx context.Context, in *SegmentRequest, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Memory_Ensure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryClient) Drop(ctx context.Context, in *SegmentRequest, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Memory_Drop_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryClient) Zero(ctx context.Context, in *ZeroRequest, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Memory_Zero_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryClient) Grant(ctx context.Context, in *GrantRequest, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Memory_Grant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryClient) Revoke(ctx context.Context, in *RevokeRequest, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Memory_Revoke_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MemoryServer is the server API for Memory service.
+// All implementations must embed UnimplementedMemoryServer
+// for forward compatibility.
+//
+// Memory is served by a memory server (famd --role memory) to the metadata
+// service it joined, and to nobody else: every call carries the secret the
+// server sent in its JoinRequest. It holds one segment per region placed
+// on the server; clients reach segments on the data plane with item keys
+// the metadata service grants here after its permission check.
+type MemoryServer interface {
+	Info(context.Context, *InfoRequest) (*InfoReply, error)
+	// Creates the region's segment or resizes it to `size` bytes.
+	Ensure(context.Context, *SegmentRequest) (*Reply, error)
+	// Deletes the region's segment (the region was destroyed).
+	Drop(context.Context, *SegmentRequest) (*Reply, error)
+	// Zeroes bytes of a segment (a fresh item's share).
+	Zero(context.Context, *ZeroRequest) (*Reply, error)
+	// Lets `key` reach bytes [start, end) of the segment with `rights`.
+	Grant(context.Context, *GrantRequest) (*Reply, error)
+	// Forgets keys.
+	Revoke(context.Context, *RevokeRequest) (*Reply, error)
+	mustEmbedUnimplementedMemoryServer()
+}
+
+// UnimplementedMemoryServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedMemoryServer struct{}
+
+func (UnimplementedMemoryServer) Info(context.Context, *InfoRequest) (*InfoReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Info not implemented")
+}
+func (UnimplementedMemoryServer) Ensure(context.Context, *SegmentRequest) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Ensure not implemented")
+}
+func (UnimplementedMemoryServer) Drop(context.Context, *SegmentRequest) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Drop not implemented")
+}
+func (UnimplementedMemoryServer) Zero(context.Context, *ZeroRequest) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Zero not implemented")
+}
+func (UnimplementedMemoryServer) Grant(context.Context, *GrantRequest) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Grant not implemented")
+}
+func (UnimplementedMemoryServer) Revoke(context.Context, *RevokeRequest) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Revoke not implemented")
+}
+func (UnimplementedMemoryServer) mustEmbedUnimplementedMemoryServer() {}
+func (UnimplementedMemoryServer) testEmbeddedByValue()                {}
+
+// UnsafeMemoryServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to MemoryServer will
+// result in compilation errors.
+type UnsafeMemoryServer interface {
+	mustEmbedUnimplementedMemoryServer()
+}
+
+func RegisterMemoryServer(s grpc.ServiceRegistrar, srv MemoryServer) {
+	// If the following call panics, it indicates UnimplementedMemoryServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Memory_ServiceDesc, srv)
+}
+
+func _Memory_Info_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServer).Info(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memory_Info_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServer).Info(ctx, req.(*InfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Memory_Ensure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SegmentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServer).Ensure(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memory_Ensure_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServer).Ensure(ctx, req.(*SegmentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Memory_Drop_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SegmentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServer).Drop(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memory_Drop_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServer).Drop(ctx, req.(*SegmentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Memory_Zero_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ZeroRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServer).Zero(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memory_Zero_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServer).Zero(ctx, req.(*ZeroRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Memory_Grant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GrantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServer).Grant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memory_Grant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServer).Grant(ctx, req.(*GrantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Memory_Revoke_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServer).Revoke(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memory_Revoke_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServer).Revoke(ctx, req.(*RevokeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Memory_ServiceDesc is the grpc.ServiceDesc for Memory service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Memory_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "openfam.v1.Memory",
+	HandlerType: (*MemoryServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Info",
+			Handler:    _Memory_Info_Handler,
+		},
+		{
+			MethodName: "Ensure",
+			Handler:    _Memory_Ensure_Handler,
+		},
+		{
+			MethodName: "Drop",
+			Handler:    _Memory_Drop_Handler,
+		},
+		{
+			MethodName: "Zero",
+			Handler:    _Memory_Zero_Handler,
+		},
+		{
+			MethodName: "Grant",
+			Handler:    _Memory_Grant_Handler,
+		},
+		{
+			MethodName: "Revoke",
+			Handler:    _Memory_Revoke_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,296 @@
+package embed_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/amo"
+	"github.com/gofam/openfam/core/embed"
+)
+
+// cluster is a metadata famd with memory servers, all in this process on
+// real sockets.
+type cluster struct {
+	meta      *embed.Famd
+	mems      []*embed.Memory
+	tokenFile string
+}
+
+func startCluster(t *testing.T, k int, role string, block uint64) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("cluster-test-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := embed.Start(embed.Options{TCPAddr: "127.0.0.1:0", Token: "cluster-test-token", Role: role,
+		InterleaveSize: block, ShmDir: filepath.Join(dir, "meta-shm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{meta: meta, tokenFile: tokenFile}
+	t.Cleanup(func() {
+		for _, m := range c.mems {
+			m.Close()
+		}
+		meta.Close()
+	})
+	for i := 0; i < k; i++ {
+		c.addMemory(t, filepath.Join(dir, "mem"+string(rune('0'+i))))
+	}
+	return c
+}
+
+func (c *cluster) addMemory(t *testing.T, dir string) *embed.Memory {
+	t.Helper()
+	m, err := embed.StartMemory(embed.MemoryOptions{DataDir: dir, ShmDir: dir + "-shm", TCPAddr: "127.0.0.1:0",
+		Join: c.meta.Addr(), Token: "cluster-test-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.Joined():
+	case <-time.After(10 * time.Second):
+		t.Fatal("memory server did not join within 10s")
+	}
+	c.mems = append(c.mems, m)
+	return m
+}
+
+func (c *cluster) client(t *testing.T) *core.Fam {
+	t.Helper()
+	f, err := core.Initialize(core.Options{Server: "unix:" + c.meta.SocketPath(), TokenFile: c.tokenFile,
+		UID: -1, GID: -1, PEID: 0, PECount: 1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Finalize() })
+	return f
+}
+
+func randomBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func TestInterleavedItemIsStripedOverMemoryServers(t *testing.T) {
+	const block = 64 << 10
+	c := startCluster(t, 3, "metadata", block)
+	f := c.client(t)
+	r, err := f.CreateRegion("striped", 8<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Servers) != 3 || st.InterleaveSize != block {
+		t.Fatalf("region placed on %v with interleave size %d, want 3 servers and %d", st.Servers, st.InterleaveSize, block)
+	}
+	// An odd size and an unaligned offset exercise partial blocks.
+	const size = 5<<20 + 12345
+	it, err := r.Allocate("x", size, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, size)
+	got := make([]byte, size)
+	ctx := f.Default()
+	if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, zeros) {
+		t.Fatalf("a fresh item does not read as zeros (%v)", err)
+	}
+	want := randomBytes(size, 1)
+	if err := ctx.Put(want, it, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read back differs (%v)", err)
+	}
+	// Every memory server holds part of the item: each has a segment with
+	// non-zero bytes and a key for the item.
+	for i, m := range c.mems {
+		if n, bytes := m.Server().Segments(); n != 1 || bytes < size/3 {
+			t.Fatalf("memory server %d holds %d segments of %d bytes", i, n, bytes)
+		}
+		if m.Server().Keys() == 0 {
+			t.Fatalf("memory server %d has no key for the item", i)
+		}
+	}
+	// Unaligned pieces across block boundaries, blocking and not.
+	part := randomBytes(3*block+777, 2)
+	if err := ctx.PutNB(part, it, block-100); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Quiet(); err != nil {
+		t.Fatal(err)
+	}
+	copy(want[block-100:], part)
+	back := make([]byte, len(part)+200)
+	if err := ctx.GetNB(back, it, block-200); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Quiet(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, want[block-200:block-200+len(back)]) {
+		t.Fatal("a get across block boundaries differs")
+	}
+	// Atomics land on the server holding the word, whichever it is.
+	for _, off := range []uint64{0, block, 2 * block, 3*block + 8, size - 8 - (size % 8)} {
+		if _, err := ctx.Atomic(it, off, amo.Int64, amo.Add, core.Value{Lo: 5}, core.Value{}, false); err != nil {
+			t.Fatalf("atomic add at %d: %v", off, err)
+		}
+		old, err := ctx.Atomic(it, off, amo.Int64, amo.Fetch, core.Value{}, core.Value{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := int64(0)
+		for k := 7; k >= 0; k-- {
+			w = w<<8 | int64(want[off+uint64(k)])
+		}
+		if int64(old.Lo) != w+5 {
+			t.Fatalf("word at %d is %d after add 5 to %d", off, int64(old.Lo), w)
+		}
+		for k, b := 0, uint64(w+5); k < 8; k, b = k+1, b>>8 {
+			want[off+uint64(k)] = byte(b)
+		}
+	}
+	// Gather and scatter, aligned (one request per server) and not
+	// (element by element).
+	idx := []uint64{0, 1, 8191, 8192, 16385, 40000, 3}
+	g := make([]byte, 8*len(idx))
+	if err := ctx.GatherIndexed(g, it, idx, 8, false); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range idx {
+		if !bytes.Equal(g[8*i:8*i+8], want[8*e:8*e+8]) {
+			t.Fatalf("gathered element %d (index %d) differs", i, e)
+		}
+	}
+	sc := randomBytes(12*4, 3)
+	if err := ctx.ScatterStrided(sc, it, 4, 10, 5461, 12, false); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		o := (10 + i*5461) * 12
+		copy(want[o:o+12], sc[12*i:12*i+12])
+	}
+	if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("item differs after atomics and scatter (%v)", err)
+	}
+	// A copy to another striped item goes through the client.
+	it2, err := r.Allocate("y", 1<<20, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ctx.Copy(it, 1000, it2, 17, 1<<20-17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	got2 := make([]byte, 1<<20-17)
+	if err := ctx.Get(got2, it2, 17); err != nil || !bytes.Equal(got2, want[1000:1000+len(got2)]) {
+		t.Fatalf("copied bytes differ (%v)", err)
+	}
+	// Out of range is refused by the client, before any server.
+	if err := ctx.Get(make([]byte, 2), it, size-1); core.CodeOf(err) != core.CodeOutOfRange {
+		t.Fatalf("get past the end: %v", err)
+	}
+	if _, err := it.Map(); core.CodeOf(err) != core.CodeUnimplemented {
+		t.Fatalf("fam_map of an interleaved item: %v", err)
+	}
+	if err := it.Deallocate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range c.mems {
+		if n, _ := m.Server().Segments(); n != 0 {
+			t.Fatalf("memory server %d still holds %d segments after the region was destroyed", i, n)
+		}
+	}
+}
+
+func TestPermissionChangeRevokesKeysOnMemoryServers(t *testing.T) {
+	c := startCluster(t, 2, "metadata", 4096)
+	f := c.client(t)
+	r, err := f.CreateRegion("perm", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 64<<10, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := f.Default()
+	if err := ctx.Put([]byte("hello"), it, 5000); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.ChangePermissions(0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Put([]byte("again"), it, 5000); core.CodeOf(err) != core.CodeNoPerm {
+		t.Fatalf("put after chmod 0400: %v, want a permission error", err)
+	}
+	got := make([]byte, 5)
+	if err := ctx.Get(got, it, 5000); err != nil || string(got) != "hello" {
+		t.Fatalf("get after chmod 0400: %q %v", got, err)
+	}
+}
+
+func TestMemoryServerRestartKeepsPersistentData(t *testing.T) {
+	c := startCluster(t, 2, "metadata", 4096)
+	f := c.client(t)
+	r, err := f.CreateRegion("keep", 1<<20, 0o600, core.RegionAttr{Memory: core.Persistent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 100<<10, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := f.Default()
+	want := randomBytes(100<<10, 9)
+	if err := ctx.Put(want, it, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Restart memory server 1 on its data directory and addresses: it
+	// comes back with the same id, knows no keys, and the client renews
+	// its key through the metadata service transparently.
+	old := c.mems[1]
+	id := old.ID()
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := embed.StartMemory(embed.MemoryOptions{DataDir: old.DataDir(), ShmDir: old.DataDir() + "-shm",
+		TCPAddr: old.Addr(), DataTCPAddr: old.DataAddr(), Join: c.meta.Addr(), Token: "cluster-test-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mems[1] = m
+	select {
+	case <-m.Joined():
+	case <-time.After(10 * time.Second):
+		t.Fatal("restarted memory server did not join within 10s")
+	}
+	if m.ID() != id {
+		t.Fatalf("restarted memory server got id %d, want %d", m.ID(), id)
+	}
+	got := make([]byte, len(want))
+	if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("data after the memory server restarted: %v", err)
+	}
+}

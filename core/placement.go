@@ -1,0 +1,63 @@
+package core
+
+import (
+	"github.com/gofam/openfam/core/metadata"
+)
+
+// Placer puts regions on memory servers. famd's metadata service sets one
+// in Options; an instance without one keeps every region in its own
+// files. The core keeps the catalogue and the allocator of a placed
+// region (names, permissions, item offsets) and calls the Placer for
+// everything that touches its bytes, which live in one segment per
+// memory server (see package stripe for the layout).
+//
+// Methods are called without core locks held, except Zero, which runs
+// under the region's lock (it is part of making a block an item). They
+// return errors worded for the user (the core adds the API call's name).
+type Placer interface {
+	// Place decides where a new region goes: nil servers keep it in this
+	// instance's own storage; otherwise the memory server ids (in
+	// interleave order, never 0) and the block size.
+	Place(name string, size uint64, attr RegionAttr) (servers []uint64, block uint64, err error)
+	// Create makes the region's segment on each of its servers.
+	Create(rec metadata.Region) error
+	// Resize sets every segment to the size rec.Size needs.
+	Resize(rec metadata.Region) error
+	// Destroy deletes the region's segments, best effort.
+	Destroy(rec metadata.Region)
+	// Zero clears region bytes [off, off+n) on the servers holding them.
+	Zero(rec metadata.Region, off, n uint64) error
+}
+
+// Placed reports whether a region's bytes live on memory servers rather
+// than in the instance's own files (server id 0 is the instance itself).
+func Placed(rec metadata.Region) bool { return len(rec.Servers) > 0 && rec.Servers[0] != 0 }
+
+// Placement is where a placed item's bytes are: its region's record (with
+// servers and block size), the item's offset and size in the region, and
+// the rights of the handle's identity on it.
+type Placement struct {
+	Region       metadata.Region
+	Offset, Size uint64
+	Rights       Rights
+}
+
+// Placement describes the item's placement; ok is false when its region
+// is not placed on memory servers or the handle is not usable.
+func (it *Item) Placement() (p Placement, ok bool) {
+	v, err := it.use("fam_placement", 0)
+	if err != nil || v.rs == nil || !Placed(v.rs.rec) {
+		return Placement{}, false
+	}
+	v.rs.mu.Lock()
+	rec := v.rs.rec
+	v.rs.mu.Unlock()
+	return Placement{Region: rec, Offset: it.g.Offset, Size: v.size, Rights: v.rights}, true
+}
+
+// notHere is the error of a data-path call on a placed item in the
+// instance that only keeps its catalogue (famd's metadata service):
+// clients reach those bytes on the memory servers' data planes.
+func (it *Item) notHere(op string) error {
+	return Errorf(CodeUnimplemented, op, "data item {%d, %d} lives on memory servers; this famd keeps only its catalogue and cannot %s it (clients reach the bytes on the memory servers directly)", it.g.RegionID, it.g.Offset, op)
+}

@@ -1,0 +1,392 @@
+package rpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/memserver"
+	"github.com/gofam/openfam/core/metadata"
+	"github.com/gofam/openfam/core/stripe"
+	"github.com/gofam/openfam/core/transport"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+// DefaultInterleaveSize is the block size of interleaved regions unless
+// famd is told otherwise (OpenFAM's dataitem_interleave_size default).
+const DefaultInterleaveSize = 1 << 20
+
+// ClusterOptions configure a Cluster.
+type ClusterOptions struct {
+	// DataDir holds the membership file (cluster.json).
+	DataDir string
+	// Role is "all" (this famd also keeps regions in its own files: those
+	// not interleaved, and every region while no memory server has
+	// joined) or "metadata" (every region goes to memory servers).
+	Role string
+	// InterleaveSize is the block size of interleaved regions; 0 means
+	// DefaultInterleaveSize.
+	InterleaveSize uint64
+	// Timeout bounds each call to a memory server; 0 means 10s.
+	Timeout time.Duration
+	// Logf receives one line per notable event; nil is silent.
+	Logf func(format string, args ...any)
+}
+
+// Cluster is the metadata service's side of its memory servers: who
+// joined (kept in DataDir/cluster.json so that a restarted famd knows its
+// servers), where regions go (it is the core.Placer of famd's instance),
+// and the keys it grants on them. Safe for concurrent use.
+//
+// Placement policy: an interleaved region (the default attribute) is
+// striped over every memory server that has joined, in server id order,
+// in blocks of InterleaveSize; a region created with interleaving
+// disabled stays in famd's own files with role "all", and goes to one
+// memory server, chosen by a hash of its name, with role "metadata". With
+// no memory server joined, role "all" keeps every region itself and role
+// "metadata" refuses to create one.
+type Cluster struct {
+	opts  ClusterOptions
+	path  string
+	epoch []byte
+
+	mu      sync.Mutex
+	members map[uint64]*member
+	nextID  uint64
+}
+
+// memberRecord is what cluster.json keeps of a memory server.
+type memberRecord struct {
+	ID       uint64 `json:"id"`
+	UUID     string `json:"uuid"`
+	Control  string `json:"control"`
+	DataTCP  string `json:"data_tcp"`
+	DataUnix string `json:"data_unix,omitempty"`
+	Hostname string `json:"hostname"`
+	Secret   string `json:"secret"`
+}
+
+type member struct {
+	rec       memberRecord
+	conn      *grpc.ClientConn
+	cl        pb.MemoryClient
+	reachable bool
+}
+
+type clusterFile struct {
+	NextID  uint64         `json:"next_id"`
+	Servers []memberRecord `json:"servers"`
+}
+
+// NewCluster loads the membership of opts.DataDir (none on a first start).
+func NewCluster(opts ClusterOptions) (*Cluster, error) {
+	switch opts.Role {
+	case "all", "metadata":
+	default:
+		return nil, fmt.Errorf("cluster role must be all or metadata, not %q", opts.Role)
+	}
+	if opts.InterleaveSize == 0 {
+		opts.InterleaveSize = DefaultInterleaveSize
+	}
+	if opts.InterleaveSize%4096 != 0 {
+		return nil, fmt.Errorf("interleave size %d is not a multiple of 4096", opts.InterleaveSize)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	c := &Cluster{opts: opts, path: filepath.Join(opts.DataDir, "cluster.json"), members: map[uint64]*member{}, nextID: 1, epoch: make([]byte, 16)}
+	_, _ = rand.Read(c.epoch)
+	b, err := os.ReadFile(c.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cf clusterFile
+	if err := json.Unmarshal(b, &cf); err != nil {
+		return nil, fmt.Errorf("%s: %v", c.path, err)
+	}
+	c.nextID = max(cf.NextID, 1)
+	for _, r := range cf.Servers {
+		m, err := dialMember(r)
+		if err != nil {
+			return nil, err
+		}
+		c.members[r.ID] = m
+		c.nextID = max(c.nextID, r.ID+1)
+	}
+	return c, nil
+}
+
+func (c *Cluster) logf(format string, args ...any) {
+	if c.opts.Logf != nil {
+		c.opts.Logf(format, args...)
+	}
+}
+
+// dialMember connects (lazily: gRPC dials on first call) to a memory
+// server's control service with its secret.
+func dialMember(r memberRecord) (*member, error) {
+	conn, err := grpc.NewClient("passthrough:///"+r.Control,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(memserver.SecretCreds(r.Secret)))
+	if err != nil {
+		return nil, fmt.Errorf("memory server %d at %s: %v", r.ID, r.Control, err)
+	}
+	return &member{rec: r, conn: conn, cl: pb.NewMemoryClient(conn), reachable: true}, nil
+}
+
+// saveLocked writes cluster.json atomically. Caller holds c.mu.
+func (c *Cluster) saveLocked() error {
+	cf := clusterFile{NextID: c.nextID}
+	for _, id := range c.idsLocked() {
+		cf.Servers = append(cf.Servers, c.members[id].rec)
+	}
+	b, err := json.MarshalIndent(cf, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := c.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.path)
+}
+
+func (c *Cluster) idsLocked() []uint64 {
+	ids := make([]uint64, 0, len(c.members))
+	for id := range c.members {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Close closes the connections to memory servers.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		m.conn.Close()
+	}
+}
+
+// join registers (or re-registers, by uuid) a memory server and returns
+// its id.
+func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
+	if req.GetUuid() == "" || req.GetControl() == "" || req.GetDataTcp() == "" || len(req.GetSecret()) == 0 {
+		return 0, errors.New("a joining memory server must give its uuid, control and data addresses and secret")
+	}
+	r := memberRecord{UUID: req.GetUuid(), Control: req.GetControl(), DataTCP: req.GetDataTcp(),
+		DataUnix: req.GetDataUnix(), Hostname: req.GetHostname(), Secret: string(req.GetSecret())}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, m := range c.members {
+		if m.rec.UUID == r.UUID {
+			r.ID = id
+		}
+	}
+	if r.ID == 0 {
+		r.ID = c.nextID
+		c.nextID++
+	}
+	m, err := dialMember(r)
+	if err != nil {
+		return 0, err
+	}
+	if old := c.members[r.ID]; old != nil {
+		old.conn.Close()
+	}
+	c.members[r.ID] = m
+	if err := c.saveLocked(); err != nil {
+		return 0, fmt.Errorf("recording memory server %d: %v", r.ID, err)
+	}
+	c.logf("famd: memory server %d joined: control %s, data plane %s (host %s)", r.ID, r.Control, r.DataTCP, r.Hostname)
+	return r.ID, nil
+}
+
+// list describes the members, probing each with Info.
+func (c *Cluster) list() []*pb.ServerInfo {
+	c.mu.Lock()
+	ids := c.idsLocked()
+	ms := make([]*member, len(ids))
+	for i, id := range ids {
+		ms[i] = c.members[id]
+	}
+	c.mu.Unlock()
+	out := make([]*pb.ServerInfo, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		out[i] = &pb.ServerInfo{Id: m.rec.ID, DataTcp: m.rec.DataTCP, DataUnix: m.rec.DataUnix,
+			Hostname: m.rec.Hostname, Control: m.rec.Control}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), min(c.opts.Timeout, 2*time.Second))
+			defer cancel()
+			info, err := m.cl.Info(ctx, &pb.InfoRequest{})
+			if err == nil {
+				out[i].Reachable, out[i].Segments, out[i].Bytes = true, info.GetRegions(), info.GetBytesTotal()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// members returns the members with the given ids, failing on unknown ones.
+func (c *Cluster) pick(ids []uint64) ([]*member, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ms := make([]*member, len(ids))
+	for i, id := range ids {
+		m, ok := c.members[id]
+		if !ok {
+			return nil, fmt.Errorf("memory server %d is not registered", id)
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// onServers runs fn on every server of ids in parallel and returns the
+// first failure, naming the server. A reply's FamError counts as failure.
+func (c *Cluster) onServers(ids []uint64, fn func(ctx context.Context, j int, m *member) (*pb.Reply, error)) error {
+	ms, err := c.pick(ids)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for j, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+			defer cancel()
+			rep, err := fn(ctx, j, m)
+			switch {
+			case err != nil:
+				errs[j] = fmt.Errorf("memory server %d at %s: %v", m.rec.ID, m.rec.Control, err)
+			case rep.GetErr().GetCode() != 0:
+				errs[j] = fmt.Errorf("memory server %d at %s: %s", m.rec.ID, m.rec.Control, rep.GetErr().GetMsg())
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func layoutOf(rec metadata.Region) stripe.Layout {
+	return stripe.Layout{Block: rec.InterleaveSize, Servers: len(rec.Servers)}
+}
+
+func segmentOf(rec metadata.Region) *pb.Segment {
+	return &pb.Segment{RegionId: rec.ID, Size: layoutOf(rec).SegmentSize(rec.Size),
+		Persistent: core.MemoryType(rec.MemoryType) == core.Persistent}
+}
+
+// Place implements core.Placer with the policy described on Cluster.
+func (c *Cluster) Place(name string, size uint64, attr core.RegionAttr) ([]uint64, uint64, error) {
+	c.mu.Lock()
+	ids := c.idsLocked()
+	c.mu.Unlock()
+	if len(ids) == 0 {
+		if c.opts.Role == "metadata" {
+			return nil, 0, errors.New("no memory server has joined this metadata service (start famd --role memory --join ...)")
+		}
+		return nil, 0, nil
+	}
+	if attr.Interleave == core.InterleaveDisable {
+		if c.opts.Role == "all" {
+			return nil, 0, nil
+		}
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		return []uint64{ids[int(h.Sum32()%uint32(len(ids)))]}, c.opts.InterleaveSize, nil
+	}
+	return ids, c.opts.InterleaveSize, nil
+}
+
+// Create implements core.Placer: a segment on each server; on failure
+// the ones made are dropped again.
+func (c *Cluster) Create(rec metadata.Region) error {
+	seg := segmentOf(rec)
+	err := c.onServers(rec.Servers, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
+		return m.cl.Ensure(ctx, &pb.SegmentRequest{Segment: seg})
+	})
+	if err != nil {
+		c.Destroy(rec)
+	}
+	return err
+}
+
+// Resize implements core.Placer.
+func (c *Cluster) Resize(rec metadata.Region) error {
+	seg := segmentOf(rec)
+	return c.onServers(rec.Servers, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
+		return m.cl.Ensure(ctx, &pb.SegmentRequest{Segment: seg})
+	})
+}
+
+// Destroy implements core.Placer; a server that cannot be reached keeps
+// its segment file (logged), which holds no reachable data.
+func (c *Cluster) Destroy(rec metadata.Region) {
+	seg := segmentOf(rec)
+	if err := c.onServers(rec.Servers, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
+		return m.cl.Drop(ctx, &pb.SegmentRequest{Segment: seg})
+	}); err != nil {
+		c.logf("famd: destroying region %d's segments: %v", rec.ID, err)
+	}
+}
+
+// Zero implements core.Placer.
+func (c *Cluster) Zero(rec metadata.Region, off, n uint64) error {
+	seg, lay := segmentOf(rec), layoutOf(rec)
+	return c.onServers(rec.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
+		s, e := lay.Share(off, n, j)
+		if s == e {
+			return &pb.Reply{}, nil
+		}
+		return m.cl.Zero(ctx, &pb.ZeroRequest{Segment: seg, Offset: s, Length: e - s})
+	})
+}
+
+// grant lets key reach the item's share on each of its servers.
+func (c *Cluster) grant(p core.Placement, key transport.Key) error {
+	seg, lay := segmentOf(p.Region), layoutOf(p.Region)
+	return c.onServers(p.Region.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
+		s, e := lay.Share(p.Offset, p.Size, j)
+		if s == e {
+			return &pb.Reply{}, nil
+		}
+		return m.cl.Grant(ctx, &pb.GrantRequest{Segment: seg, Key: key[:], Start: s, End: e,
+			Rights: uint32(p.Rights), Epoch: c.epoch})
+	})
+}
+
+// revoke withdraws key from servers. A server that cannot be reached is
+// logged: it keeps the grant until it restarts or this famd's next start
+// grants anything on it (a new epoch drops older grants).
+func (c *Cluster) revoke(servers []uint64, key transport.Key) {
+	if err := c.onServers(servers, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
+		return m.cl.Revoke(ctx, &pb.RevokeRequest{Keys: [][]byte{key[:]}})
+	}); err != nil {
+		c.logf("famd: revoking a key: %v", err)
+	}
+}
+
+var _ core.Placer = (*Cluster)(nil)
