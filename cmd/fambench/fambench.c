@@ -208,10 +208,70 @@ static void report(const char *name, const char *unit, double value, const char 
                ratio2);
 }
 
+/* ---- --get-mib: one large get from the store, for the multi-server series ---- */
+static fam_desc_t *wide_item;
+static uint64_t wide_size;
+static uint8_t *wide_buf;
+
+static void body_get_wide(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_get_blocking(wide_buf, wide_item, 0, wide_size));
+}
+
+/* Measures fam_get_blocking of one item of mib MiB in a region with the
+ * default attributes (interleaved over every memory server famd has) and
+ * prints the rate with the item's server count. The baseline is the same
+ * run against one memory server: tests/stripe-bench.sh runs the series. */
+static int get_wide(uint64_t mib)
+{
+    wide_size = mib << 20;
+    if (fam_initialize("fambench", NULL) != 0)
+        die("fam_initialize");
+    char rname[OPENFAM_NAME_MAX + 1];
+    snprintf(rname, sizeof rname, "fambench-wide-%ld", (long)getpid());
+    region = fam_create_region(rname, wide_size + (1 << 20), 0600, NULL);
+    if (region == NULL)
+        die("fam_create_region");
+    wide_item = fam_allocate("wide", wide_size, 0600, region);
+    if (wide_item == NULL)
+        die("fam_allocate");
+    fam_stat_t st;
+    if (fam_stat(wide_item, &st) != 0)
+        die("fam_stat");
+    wide_buf = aligned_alloc(4096, wide_size);
+    if (wide_buf == NULL) {
+        fprintf(stderr, "fambench: out of memory\n");
+        return 1;
+    }
+    for (uint64_t i = 0; i < wide_size; i++)
+        wide_buf[i] = (uint8_t)(i * 7);
+    CHECK(fam_put_blocking(wide_buf, wide_item, 0, wide_size));
+    double t[1];
+    const body_fn bodies[1] = {body_get_wide};
+    ns_per_op(bodies, 1, t);
+    double gbs = (double)wide_size / t[0];
+    if (json)
+        printf("[{\"name\": \"fam_get_blocking %llu MiB\", \"unit\": \"GB/s\", \"value\": %.4g, "
+               "\"memory_servers\": %llu, \"interleave_size\": %llu}]\n",
+               (unsigned long long)mib, gbs, (unsigned long long)st.num_memservers,
+               (unsigned long long)st.interleave_size);
+    else
+        printf("fam_get_blocking %llu MiB: %.3f GB/s (median of %d; item on %llu memory servers, "
+               "interleave size %llu)\n",
+               (unsigned long long)mib, gbs, repeats, (unsigned long long)st.num_memservers,
+               (unsigned long long)st.interleave_size);
+    if (fam_deallocate(wide_item) != 0 || fam_destroy_region(region) != 0)
+        die("cleanup");
+    free(wide_buf);
+    fam_finalize("fambench");
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fambench [--json] [--repeats N] [--help]\n"
+            "usage: fambench [--json] [--repeats N] [--get-mib M] [--help]\n"
             "\n"
             "Measures the OpenFAM C API against plain-memory baselines in the same run:\n"
             "  fam_get_blocking / fam_put_blocking 4 MiB vs memcpy 4 MiB (GB/s),\n"
@@ -222,6 +282,9 @@ static void usage(FILE *f)
             "\n"
             "  --json        print the results as a JSON array\n"
             "  --repeats N   repeats per figure\n"
+            "  --get-mib M   measure only fam_get_blocking of one M MiB item in a region\n"
+            "                with default attributes (interleaved over every memory\n"
+            "                server of the famd in OPENFAM_SERVER); see tests/stripe-bench.sh\n"
             "  --help        this text\n"
             "\n"
             "The store is the one fam_initialize finds: the embedded store under\n"
@@ -230,6 +293,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    uint64_t get_mib = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -242,11 +306,19 @@ int main(int argc, char **argv)
                 fprintf(stderr, "fambench: --repeats must be 1..63\n");
                 return 2;
             }
+        } else if (strcmp(argv[i], "--get-mib") == 0 && i + 1 < argc) {
+            get_mib = strtoull(argv[++i], NULL, 10);
+            if (get_mib < 1 || get_mib > 4096) {
+                fprintf(stderr, "fambench: --get-mib must be 1..4096\n");
+                return 2;
+            }
         } else {
             usage(stderr);
             return 2;
         }
     }
+    if (get_mib > 0)
+        return get_wide(get_mib);
 
     if (fam_initialize("fambench", NULL) != 0)
         die("fam_initialize");

@@ -21,13 +21,10 @@ type cluster struct {
 	tokenFile string
 }
 
-func startCluster(t *testing.T, k int, role string, block uint64) *cluster {
+func startCluster(t testing.TB, k int, role string, block uint64) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("cluster-test-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := writeToken(t, dir, "cluster-test-token")
 	meta, err := embed.Start(embed.Options{TCPAddr: "127.0.0.1:0", Token: "cluster-test-token", Role: role,
 		InterleaveSize: block, ShmDir: filepath.Join(dir, "meta-shm")})
 	if err != nil {
@@ -46,7 +43,7 @@ func startCluster(t *testing.T, k int, role string, block uint64) *cluster {
 	return c
 }
 
-func (c *cluster) addMemory(t *testing.T, dir string) *embed.Memory {
+func (c *cluster) addMemory(t testing.TB, dir string) *embed.Memory {
 	t.Helper()
 	m, err := embed.StartMemory(embed.MemoryOptions{DataDir: dir, ShmDir: dir + "-shm", TCPAddr: "127.0.0.1:0",
 		Join: c.meta.Addr(), Token: "cluster-test-token"})
@@ -62,7 +59,7 @@ func (c *cluster) addMemory(t *testing.T, dir string) *embed.Memory {
 	return m
 }
 
-func (c *cluster) client(t *testing.T) *core.Fam {
+func (c *cluster) client(t testing.TB) *core.Fam {
 	t.Helper()
 	f, err := core.Initialize(core.Options{Server: "unix:" + c.meta.SocketPath(), TokenFile: c.tokenFile,
 		UID: -1, GID: -1, PEID: 0, PECount: 1, Timeout: 5 * time.Second})
@@ -292,5 +289,78 @@ func TestMemoryServerRestartKeepsPersistentData(t *testing.T) {
 	got := make([]byte, len(want))
 	if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("data after the memory server restarted: %v", err)
+	}
+}
+
+func writeToken(t testing.TB, dir, tok string) string {
+	t.Helper()
+	p := filepath.Join(dir, "token")
+	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func tokenFile(b *testing.B) string { return writeToken(b, b.TempDir(), "bench-token") }
+
+func TestMetadataRestartKeepsPlacedRegionsAndRenewsKeys(t *testing.T) {
+	dir := t.TempDir()
+	tok := writeToken(t, dir, "cluster-test-token")
+	opts := embed.Options{DataDir: filepath.Join(dir, "meta"), SocketPath: filepath.Join(dir, "meta.sock"),
+		TCPAddr: "127.0.0.1:0", Token: "cluster-test-token", Role: "metadata", InterleaveSize: 4096}
+	meta, err := embed.Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{meta: meta, tokenFile: tok}
+	t.Cleanup(func() {
+		for _, m := range c.mems {
+			m.Close()
+		}
+		c.meta.Close()
+	})
+	c.addMemory(t, filepath.Join(dir, "m0"))
+	c.addMemory(t, filepath.Join(dir, "m1"))
+	f := c.client(t)
+	r, err := f.CreateRegion("durable", 1<<20, 0o600, core.RegionAttr{Memory: core.Persistent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 40000, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := randomBytes(40000, 5)
+	ctx := f.Default()
+	if err := ctx.Put(want, it, 0); err != nil {
+		t.Fatal(err)
+	}
+	keysBefore := c.mems[0].Server().Keys()
+	// The metadata famd restarts on the same directory and addresses; the
+	// memory servers stay up. The client's next call renews its key (a new
+	// epoch, which drops the old grants on the servers it touches).
+	opts.TCPAddr = meta.Addr()
+	if err := meta.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c.meta, err = embed.Start(opts); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(want))
+	if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("data after the metadata famd restarted: %v", err)
+	}
+	if keysBefore == 0 || c.mems[0].Server().Keys() != 1 {
+		t.Fatalf("memory server 0 holds %d keys (before the restart %d); want only the renewed one", c.mems[0].Server().Keys(), keysBefore)
+	}
+	// A fresh client finds the item by name with its bytes.
+	f2 := c.client(t)
+	it2, err := f2.Lookup("x", "durable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(got)
+	if err := f2.Default().Get(got, it2, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("a new client reads %v", err)
 	}
 }
