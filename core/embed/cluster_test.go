@@ -339,13 +339,15 @@ func TestMetadataRestartKeepsPlacedRegionsAndRenewsKeys(t *testing.T) {
 	// The metadata famd restarts on the same directory and addresses; the
 	// memory servers stay up. The client's next call renews its key (a new
 	// epoch, which drops the old grants on the servers it touches).
-	opts.TCPAddr = meta.Addr()
+	opts.TCPAddr, opts.DataTCPAddr = meta.Addr(), meta.DataAddr()
 	if err := meta.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if c.meta, err = embed.Start(opts); err != nil {
+	meta2, err := embed.Start(opts)
+	if err != nil {
 		t.Fatal(err)
 	}
+	c.meta = meta2
 	got := make([]byte, len(want))
 	if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("data after the metadata famd restarted: %v", err)
