@@ -36,6 +36,9 @@ type Stat struct {
 	UID, GID   uint32
 	Attr       core.RegionAttr
 	NumServers uint64
+	// InterleaveSize is the block size of a region striped over memory
+	// servers.
+	InterleaveSize uint64
 }
 
 // Backend is the OpenFAM API as the scenarios drive it. Every call returns

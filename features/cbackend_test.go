@@ -140,7 +140,7 @@ func (b *cBackend) ChangeRegionPermissions(r Handle, mode uint32) int {
 }
 
 func cstat(s cabi.Stat) Stat {
-	return Stat{Size: s.Size, Mode: s.Mode, Name: s.Name, UID: s.UID, GID: s.GID, NumServers: s.NumServers,
+	return Stat{Size: s.Size, Mode: s.Mode, Name: s.Name, UID: s.UID, GID: s.GID, NumServers: s.NumServers, InterleaveSize: s.InterleaveSize,
 		Attr: core.RegionAttr{Redundancy: core.Redundancy(s.Attr[0]), Memory: core.MemoryType(s.Attr[1]),
 			Interleave: core.Interleave(s.Attr[2]), PermLevel: core.PermLevel(s.Attr[3])}}
 }

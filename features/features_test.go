@@ -61,7 +61,7 @@ func (a *areaCounts) String() string {
 // exactly one (TestFeatureInventory checks).
 var areas = map[string]bool{"@regions": true, "@items": true, "@permissions": true, "@getput": true,
 	"@gather_scatter": true, "@atomics": true, "@ordering_contexts": true, "@persistence": true,
-	"@errors": true, "@backup_restore": true, "@launcher": true}
+	"@errors": true, "@backup_restore": true, "@launcher": true, "@striping": true}
 
 func run(t *testing.T, name string, newBackend func() Backend, tags string) {
 	if *backendFlag != "" && *backendFlag != name {
@@ -90,8 +90,8 @@ func TestFeaturesGo(t *testing.T) {
 }
 
 // TestFeaturesCABI runs every scenario against the C functions of
-// openfam.h, except those tagged @go-only (they need a second identity in
-// one process, which the process-wide C instance cannot have).
+// openfam.h, except those tagged @go-only: they need a second identity in
+// one process, which the process-wide C instance cannot have.
 func TestFeaturesCABI(t *testing.T) {
 	run(t, "capi", func() Backend { return newCBackend() }, *tagsFlag+"&&~@go-only")
 }

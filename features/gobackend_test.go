@@ -105,7 +105,8 @@ func (b *goBackend) ChangeRegionPermissions(r Handle, mode uint32) int {
 }
 
 func stat(s core.Stat) Stat {
-	return Stat{Size: s.Size, Mode: s.Mode, Name: s.Name, UID: s.UID, GID: s.GID, Attr: s.Attr, NumServers: s.NumServers}
+	return Stat{Size: s.Size, Mode: s.Mode, Name: s.Name, UID: s.UID, GID: s.GID, Attr: s.Attr, NumServers: s.NumServers,
+		InterleaveSize: s.InterleaveSize}
 }
 
 func (b *goBackend) StatRegion(r Handle) (Stat, int) {

@@ -11,8 +11,10 @@ Feature: The launcher and the barrier
   FAMRUN_* environment exactly as famrun configures a PE, and the other PEs
   are Go clients of the same famd with their own ranks: one process can hold
   only one C-ABI instance, so the C backend runs PE 0 while the Go core runs
-  the rest, all against one real famd. Jobs striped over several memory
-  servers (famrun --servers K with K > 1) are not built yet (@wip).
+  the rest, all against one real famd. A job may also run against a famd
+  with K memory servers (what famrun --servers K starts): its regions are
+  striped over all K, and every PE reads and writes them as any other; here
+  that famd and its memory servers run in the test process.
 
   Scenario: a program run alone is PE 0 of 1 and its barrier returns at once
     Given an OpenFAM instance
@@ -41,18 +43,18 @@ Feature: The launcher and the barrier
     When I try to call fam_barrier_all
     Then it fails with FAM_EUNIMPL
 
-  @wip
   Scenario: a job striped over two memory servers
-    Given famrun started job "wide" of 2 PEs with --servers 2
+    Given a famd with 2 memory servers running job "wide" of 2 PEs, where this instance is PE 0
     When I create region "striped" of 1 MiB with mode 0600
     Then region "striped" has
       | field          | value |
       | memory servers | 2     |
+    And PE_ID is 0 and PE_COUNT is 2
 
-  @wip
   Scenario: an item interleaved over two memory servers reads back whole
-    Given famrun started job "wide2" of 2 PEs with --servers 2
+    Given a famd with 2 memory servers running job "wide2" of 2 PEs, where this instance is PE 0
     And I create region "inter" of 1 MiB with mode 0600
     And I allocate item "span" of 262144 bytes with mode 0600 in region "inter"
     When I put 262144 bytes of "s" at offset 0 of item "span"
     Then reading 262144 bytes at offset 0 of item "span" gives 262144 bytes of "s"
+    And every PE writes its rank plus 100 into item "span" of region "inter", calls fam_barrier_all and then reads every rank

@@ -9,7 +9,10 @@ Feature: Regions
   region with all its items and releases every handle on it. A region grows
   with fam_resize_region, and shrinks only down to the end of its last item,
   which never moves. A region's global descriptor has offset UINT64_MAX and
-  names it in any process.
+  names it in any process. A famd serving as metadata service for several
+  memory servers stripes a region with default attributes over all of them
+  (striping.feature has the details); one with interleaving disabled goes to
+  one server; with no memory server it has nowhere to place a region.
 
   Background:
     Given an OpenFAM instance
@@ -115,10 +118,23 @@ Feature: Regions
     And I try to stat region "lambda-g"
     Then it fails with FAM_ENOTFOUND
 
-  @wip
   Scenario: a region is striped over every memory server of a multi-server famd
-    Given a famd with 2 memory servers
+    Given an OpenFAM instance served by a famd with 2 memory servers
     When I create region "wide" of 1 MiB with mode 0600
     Then region "wide" has
-      | field          | value |
-      | memory servers | 2     |
+      | field          | value   |
+      | interleave     | enabled |
+      | memory servers | 2       |
+
+  Scenario: a region with interleaving disabled goes to one memory server
+    Given an OpenFAM instance served by a famd with 2 memory servers
+    When I create region "narrow" of 1 MiB with mode 0600 and interleaving disabled
+    Then region "narrow" has
+      | field          | value    |
+      | interleave     | disabled |
+      | memory servers | 1        |
+
+  Scenario: a famd without memory servers cannot place a region
+    Given an OpenFAM instance served by a famd with no memory servers
+    When I try to create region "nowhere" of 1 MiB with mode 0600
+    Then it fails with FAM_ERESOURCE

@@ -28,6 +28,7 @@ type world struct {
 	tmp      string
 	famd     *embed.Famd
 	famdOpts embed.Options
+	mems     []*embed.Memory // the memory servers of a multi-server famd
 	inited   bool
 
 	regions  map[string]Handle
@@ -78,6 +79,9 @@ func (w *world) teardown() error {
 	w.b.Teardown()
 	for _, f := range w.pes {
 		f.Finalize()
+	}
+	for _, m := range w.mems {
+		errs = append(errs, m.Close())
 	}
 	if w.famd != nil {
 		errs = append(errs, w.famd.Close())
@@ -229,6 +233,83 @@ func (w *world) restartFamd() error {
 	return w.startFamd("")
 }
 
+// clusterToken is the cluster token of a multi-server famd; memory
+// servers are reached over TCP, where clients must present it.
+const clusterToken = "feature-cluster-token-0987654321"
+
+// startCluster starts an in-process metadata famd (role "metadata", so
+// every region lives on memory servers) and k memory servers that join
+// it, all on real sockets, and points OPENFAM_SERVER and
+// OPENFAM_TOKEN_FILE at it. block is the interleave size.
+func (w *world) startCluster(k int, block uint64) error {
+	if w.famd != nil {
+		return errors.New("the scenario already runs a famd")
+	}
+	dir := filepath.Join(w.tmp, "cluster")
+	tok := filepath.Join(w.tmp, "cluster-token")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(tok, []byte(clusterToken+"\n"), 0o600); err != nil {
+		return err
+	}
+	meta, err := embed.Start(embed.Options{DataDir: filepath.Join(dir, "meta"), ShmDir: filepath.Join(dir, "meta-shm"),
+		BackupDir: filepath.Join(dir, "backups"), TCPAddr: "127.0.0.1:0", Token: clusterToken,
+		Role: "metadata", InterleaveSize: block})
+	if err != nil {
+		return err
+	}
+	w.famd = meta
+	for i := range k {
+		mdir := filepath.Join(dir, fmt.Sprintf("mem%d", i))
+		m, err := embed.StartMemory(embed.MemoryOptions{DataDir: mdir, ShmDir: mdir + "-shm",
+			TCPAddr: "127.0.0.1:0", Join: meta.Addr(), Token: clusterToken})
+		if err != nil {
+			return fmt.Errorf("memory server %d: %v", i, err)
+		}
+		w.mems = append(w.mems, m)
+		select {
+		case <-m.Joined():
+		case err := <-m.Failed():
+			return fmt.Errorf("memory server %d failed before joining: %v", i, err)
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("memory server %d did not join within 10s", i)
+		}
+	}
+	os.Setenv("OPENFAM_SERVER", "unix:"+meta.SocketPath())
+	os.Setenv("OPENFAM_TOKEN_FILE", tok)
+	return nil
+}
+
+// clusterInstance makes the scenario's instance a client of a metadata
+// famd with k memory servers ("no" for none), replacing the instance a
+// Background may have started. The interleave size defaults to 64 KiB.
+func (w *world) clusterInstance(k, n, unit string) error {
+	servers := 0
+	if k != "no" {
+		var err error
+		if servers, err = strconv.Atoi(k); err != nil {
+			return err
+		}
+	}
+	block := uint64(64 << 10)
+	if n != "" {
+		var err error
+		if block, err = parseSize(n, unit); err != nil {
+			return err
+		}
+	}
+	if w.inited {
+		if err := w.finalize(""); err != nil {
+			return err
+		}
+	}
+	if err := w.startCluster(servers, block); err != nil {
+		return err
+	}
+	return w.initialize("")
+}
+
 // ---- outcomes ---------------------------------------------------------------
 
 func (w *world) itSucceeds() error {
@@ -258,7 +339,7 @@ func (w *world) messageMentions(s string) error {
 
 // ---- regions ----------------------------------------------------------------
 
-func (w *world) createRegion(try, name, n, unit, mode, mem, level string) error {
+func (w *world) createRegion(try, name, n, unit, mode, mem, level, inter string) error {
 	size, err := parseSize(n, unit)
 	if err != nil {
 		return err
@@ -268,7 +349,7 @@ func (w *world) createRegion(try, name, n, unit, mode, mem, level string) error 
 		return err
 	}
 	var attr *core.RegionAttr
-	if mem != "" || level != "" {
+	if mem != "" || level != "" || inter != "" {
 		attr = &core.RegionAttr{}
 		switch mem {
 		case "volatile":
@@ -281,6 +362,12 @@ func (w *world) createRegion(try, name, n, unit, mode, mem, level string) error 
 			attr.PermLevel = core.PermRegion
 		case "data item":
 			attr.PermLevel = core.PermDataItem
+		}
+		switch inter {
+		case "enabled":
+			attr.Interleave = core.InterleaveEnable
+		case "disabled":
+			attr.Interleave = core.InterleaveDisable
 		}
 	}
 	r, c := w.b.CreateRegion(name, size, m, attr)
@@ -364,6 +451,8 @@ func checkStat(s Stat, t *godog.Table) error {
 			got = map[core.Interleave]string{core.InterleaveEnable: "enabled", core.InterleaveDisable: "disabled"}[s.Attr.Interleave]
 		case "memory servers":
 			got = strconv.FormatUint(s.NumServers, 10)
+		case "interleave size":
+			got = strconv.FormatUint(s.InterleaveSize, 10)
 		default:
 			return fmt.Errorf("unknown stat field %q", field)
 		}
@@ -1145,11 +1234,31 @@ func (w *world) listingLine(prefix, bk, size, mode string) error {
 // is PE 0 (configured through FAMRUN_* as famrun configures a PE), the
 // others are Go clients of the same famd with their own ranks.
 func (w *world) aJob(job, n string) error {
-	size, err := strconv.Atoi(n)
+	if err := w.startFamd(""); err != nil {
+		return err
+	}
+	return w.startJob(job, n)
+}
+
+// aStripedJob is aJob around a metadata famd with k memory servers and
+// 64 KiB interleave blocks: the cluster famrun --servers k starts, built
+// in this process so that the scenario does not depend on famrun.
+func (w *world) aStripedJob(k, job, n string) error {
+	servers, err := strconv.Atoi(k)
 	if err != nil {
 		return err
 	}
-	if err := w.startFamd(""); err != nil {
+	if err := w.startCluster(servers, 64<<10); err != nil {
+		return err
+	}
+	return w.startJob(job, n)
+}
+
+// startJob configures PE 0 (this instance) and starts PEs 1..n-1 against
+// the famd that OPENFAM_SERVER names.
+func (w *world) startJob(job, n string) error {
+	size, err := strconv.Atoi(n)
+	if err != nil {
 		return err
 	}
 	os.Setenv("FAMRUN_JOB", job)
@@ -1317,11 +1426,12 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	sc.Step(`^`+try+`finalize OpenFAM$`, w.finalize)
 	sc.Step(`^I finalize and initialize OpenFAM again$`, w.reinitialize)
 	sc.Step(`^famd is stopped and started again on the same data directory$`, w.restartFamd)
+	sc.Step(`^(?:an OpenFAM instance served by )?a famd with (no|\d+) memory servers?(?: and an interleave size of `+size+`)?$`, w.clusterInstance)
 	sc.Step(`^it succeeds$`, w.itSucceeds)
 	sc.Step(`^it fails with (FAM_E[A-Z]+)$`, w.itFailsWith)
 	sc.Step(`^the error message mentions `+q+`$`, w.messageMentions)
 
-	sc.Step(`^`+try+`create region `+q+` of `+size+` with mode `+mode+`(?: and (volatile|persistent) memory)?(?: and (region|data item)-level permissions)?$`, w.createRegion)
+	sc.Step(`^`+try+`create region `+q+` of `+size+` with mode `+mode+`(?: and (volatile|persistent) memory)?(?: and (region|data item)-level permissions)?(?: and interleaving (enabled|disabled))?$`, w.createRegion)
 	sc.Step(`^`+try+`look up region `+q+`(?: as `+q+`)?$`, w.lookupRegion)
 	sc.Step(`^`+try+`(destroy|close) region `+q+`$`, w.regionOp)
 	sc.Step(`^`+try+`resize region `+q+` to `+size+`$`, w.resizeRegion)
@@ -1386,6 +1496,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	sc.Step(`^the backup listing for `+q+` has a line for `+q+` of `+num+` bytes with mode `+mode+`$`, w.listingLine)
 
 	sc.Step(`^a famd running job `+q+` of `+num+` PEs, where this instance is PE 0$`, w.aJob)
+	sc.Step(`^a famd with `+num+` memory servers running job `+q+` of `+num+` PEs, where this instance is PE 0$`, w.aStripedJob)
 	sc.Step(`^PE_ID is `+num+` and PE_COUNT is `+num+`$`, w.peIs)
 	sc.Step(`^`+try+`call fam_barrier_all$`, w.barrier)
 	sc.Step(`^every PE writes its rank plus 100 into item `+q+` of region `+q+`, calls fam_barrier_all and then reads every rank$`, w.ranksThenBarrier)

@@ -224,6 +224,8 @@ type Stat struct {
 	UID, GID   uint32
 	Attr       [4]int
 	NumServers uint64
+	// InterleaveSize is fam_stat_t.interleave_size.
+	InterleaveSize uint64
 }
 
 // cstr returns a C copy of s, or NULL when null is set; free it with free.
@@ -323,7 +325,7 @@ func goStat(s *C.fam_stat_t) Stat {
 	a := s.region_attributes
 	return Stat{Size: uint64(s.size), Mode: uint32(s.perm), Name: C.GoString(s.name), UID: uint32(s.uid), GID: uint32(s.gid),
 		Attr:       [4]int{int(a.redundancy_level), int(a.memory_type), int(a.interleave_enable), int(a.permission_level)},
-		NumServers: uint64(s.num_memservers)}
+		NumServers: uint64(s.num_memservers), InterleaveSize: uint64(s.interleave_size)}
 }
 
 // StatRegion calls fam_stat_region.
