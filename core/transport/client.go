@@ -505,7 +505,6 @@ type req struct {
 	res      [wire.AtomicResultSize]byte
 	res64    [3]uint64 // OpenFD reply arguments
 	fd       *os.File
-	hdr      [wire.HeaderSize]byte
 	cc       *cconn
 	id       uint64
 	deadline time.Time
@@ -583,14 +582,15 @@ type cconn struct {
 	cl *Client
 	br *bufio.Reader
 
-	wmu    sync.Mutex  // serialises writes to the socket and guards the fields below
-	wdl    time.Time   // write deadline now set
-	wv     net.Buffers // a large frame's pieces
-	wva    [3][]byte   // backs wv
-	wspare []byte      // the queue's other buffer, free while no batch is written
+	wmu    sync.Mutex            // serialises writes to the socket and guards the fields below
+	wdl    time.Time             // write deadline now set
+	whdr   [wire.HeaderSize]byte // a large frame's header
+	wv     net.Buffers           // a large frame's pieces
+	wva    [3][]byte             // backs wv
+	wspare batch                 // the queue's other batch, free while no batch is written
 
 	qmu        sync.Mutex    // guards the write queue; taken after wmu
-	wq         []byte        // queued frames (see queue)
+	wq         batch         // queued frames (see queue)
 	wqDeadline time.Time     // deadline of the first queued frame
 	queued     atomic.Bool   // wq is not empty; read without locks
 	flushKick  chan struct{} // asks the flusher to write the queue
@@ -714,17 +714,16 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 	if wake {
 		cc.wake()
 	}
-	h.Encode(r.hdr[:])
 	if plen <= maxQueued {
 		if mode == queued {
-			cc.queue(r, payload)
+			cc.queue(&h, r, payload)
 			return
 		}
 		// Copying a small payload behind the header (and any frames
 		// queued before it) costs less than a gathering write.
 		cc.wmu.Lock()
 		cc.qmu.Lock()
-		cc.appendLocked(r, payload)
+		cc.appendLocked(&h, r, payload, false)
 		cc.qmu.Unlock()
 		err := cc.flushLocked()
 		cc.wmu.Unlock()
@@ -737,7 +736,8 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 	// Frames queued before this one go first, to keep the order of sends.
 	err := cc.flushLocked()
 	if err == nil {
-		cc.wv = append(net.Buffers(cc.wva[:0]), r.hdr[:])
+		h.Encode(cc.whdr[:])
+		cc.wv = append(net.Buffers(cc.wva[:0]), cc.whdr[:])
 		for _, p := range payload {
 			if len(p) > 0 {
 				cc.wv = append(cc.wv, p)
@@ -755,20 +755,85 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 
 // Small frames of requests nobody waits for yet are queued and written in
 // batches: a goroutine issuing many non-blocking operations then pays one
-// system call per batch, not per frame.
+// system call per batch, not per frame, and the server one read and one
+// reply write per batch. Successive frames still go to successive
+// connections, so that independent requests run in parallel at the server
+// and a slow one holds up only those behind it on its connection.
 const (
 	maxQueued = 16 << 10 // largest payload of a queued frame
 	queueSize = 64 << 10 // a queue this long is written at once
+	// minRef is the smallest payload of a non-blocking request that the
+	// queue refers to instead of copying: its caller leaves the buffer
+	// alone until the reply, and a gathering write of it costs less than
+	// copying it into the batch.
+	minRef = 1 << 10
 )
 
-// queue appends r's frame to the write queue and has it written soon: by
-// the flusher goroutine, by the next direct send, by a waiter, or here
-// when the queue is full.
-func (cc *cconn) queue(r *req, payload [][]byte) {
+// batch is a run of queued frames in the order they were queued: headers
+// and small payloads copied into buf, and payloads that the batch refers
+// to. parts holds the pieces to write, buf's bytes from mark on not yet
+// among them; while it is empty the batch is buf alone.
+type batch struct {
+	buf   []byte
+	parts net.Buffers
+	mark  int
+	size  int // bytes queued
+}
+
+// add appends a frame: h's encoding and the payload, referring to pieces
+// of at least minRef bytes when ref is set.
+func (q *batch) add(h *wire.Header, payload [][]byte, ref bool) {
+	n := len(q.buf)
+	// Extending by make does not allocate; the header is encoded in place.
+	q.buf = append(q.buf, make([]byte, wire.HeaderSize)...)
+	h.Encode(q.buf[n:])
+	q.size += wire.HeaderSize
+	for _, p := range payload {
+		q.size += len(p)
+		if !ref || len(p) < minRef {
+			q.buf = append(q.buf, p...)
+			continue
+		}
+		if len(q.buf) > q.mark {
+			// Should buf grow later, this piece keeps the bytes it
+			// covers: appends go to the new array.
+			q.parts = append(q.parts, q.buf[q.mark:])
+			q.mark = len(q.buf)
+		}
+		q.parts = append(q.parts, p)
+	}
+}
+
+// writeTo writes the batch to w and empties it, keeping its storage unless
+// one huge batch made it large and dropping its references to callers'
+// buffers.
+func (q *batch) writeTo(w net.Conn) error {
+	var err error
+	if len(q.parts) == 0 {
+		_, err = w.Write(q.buf)
+	} else {
+		if len(q.buf) > q.mark {
+			q.parts = append(q.parts, q.buf[q.mark:])
+		}
+		v := q.parts // WriteTo consumes its receiver
+		_, err = v.WriteTo(w)
+		clear(q.parts)
+	}
+	if cap(q.buf) > 2*queueSize {
+		q.buf = nil
+	}
+	q.buf, q.parts, q.mark, q.size = q.buf[:0], q.parts[:0], 0, 0
+	return err
+}
+
+// queue appends r's frame (header h) to the write queue and has it
+// written soon: by the flusher goroutine, by the next direct send, by a
+// waiter, or here when the queue is full.
+func (cc *cconn) queue(h *wire.Header, r *req, payload [][]byte) {
 	cc.qmu.Lock()
-	first := len(cc.wq) == 0
-	cc.appendLocked(r, payload)
-	full := len(cc.wq) >= queueSize
+	first := cc.wq.size == 0
+	cc.appendLocked(h, r, payload, true)
+	full := cc.wq.size >= queueSize
 	cc.qmu.Unlock()
 	if full {
 		cc.flush()
@@ -782,15 +847,13 @@ func (cc *cconn) queue(r *req, payload [][]byte) {
 	}
 }
 
-// appendLocked adds r's frame to the write queue; cc.qmu must be held.
-func (cc *cconn) appendLocked(r *req, payload [][]byte) {
-	if len(cc.wq) == 0 {
+// appendLocked adds r's frame (header h) to the write queue, referring to
+// large payload pieces when ref is set (see minRef); cc.qmu must be held.
+func (cc *cconn) appendLocked(h *wire.Header, r *req, payload [][]byte, ref bool) {
+	if cc.wq.size == 0 {
 		cc.wqDeadline = r.deadline
 	}
-	cc.wq = append(cc.wq, r.hdr[:]...)
-	for _, p := range payload {
-		cc.wq = append(cc.wq, p...)
-	}
+	cc.wq.add(h, payload, ref)
 	cc.queued.Store(true)
 }
 
@@ -809,21 +872,16 @@ func (cc *cconn) flush() {
 // while the batch is being written.
 func (cc *cconn) flushLocked() error {
 	cc.qmu.Lock()
-	if len(cc.wq) == 0 {
+	if cc.wq.size == 0 {
 		cc.qmu.Unlock()
 		return nil
 	}
-	b, dl := cc.wq, cc.wqDeadline
-	cc.wq = cc.wspare[:0]
+	dl := cc.wqDeadline
+	cc.wq, cc.wspare = cc.wspare, cc.wq
 	cc.queued.Store(false)
 	cc.qmu.Unlock()
 	cc.setWriteDeadline(dl)
-	_, err := cc.c.Write(b)
-	if cap(b) > 2*queueSize {
-		b = nil // one huge batch should not pin its buffer
-	}
-	cc.wspare = b[:0]
-	return err
+	return cc.wspare.writeTo(cc.c)
 }
 
 // setWriteDeadline makes writes time out at t or up to the slack before
