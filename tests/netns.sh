@@ -6,9 +6,17 @@
 # own data directory and the PEs map nothing: over TCP the data plane
 # carries every byte).
 #
-#   tests/netns.sh BINDIR PROGRAM     (needs root and iproute2)
+# With STRIPEDPE given, the hosts then also form one cluster: a metadata
+# famd on host 1 and memory famds on hosts 2 and 3 (listening on every
+# interface, announcing their veth address, joining over TCP through the
+# PE namespace, which routes between the hosts); the PEs' items are
+# striped over hosts 2 and 3.
+#
+#   tests/netns.sh BINDIR PROGRAM [STRIPEDPE]     (needs root and iproute2)
 set -euo pipefail
 bindir=$(cd "$1" && pwd) prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+striped=
+if [ $# -ge 3 ]; then striped=$(cd "$(dirname "$3")" && pwd)/$(basename "$3"); fi
 tag=$$
 pe=fampe$tag
 work=$(mktemp -d)
@@ -61,5 +69,28 @@ done
 if ip netns exec "$pe" env OPENFAM_SERVER=127.0.0.1:7800 OPENFAM_TOKEN_FILE="$work/token" OPENFAM_TIMEOUT=2s \
    "$prog" never >/dev/null 2>&1; then
   echo "netns: a PE reached a famd through loopback: the namespaces are not isolated"; exit 1
+fi
+
+if [ -n "$striped" ]; then
+  ip netns exec "$pe" sysctl -qw net.ipv4.ip_forward=1
+  for k in 1 2 3; do ip -n "fams$k$tag" route add 10.77.0.0/16 via "10.77.$k.1"; done
+  ip netns exec "fams1$tag" "$bindir/famd" --role metadata --listen tcp://10.77.1.2:7900 --token-file "$work/token" \
+    --interleave-size 64KiB --data-dir "$work/host1/meta" --shm-dir "$work/host1/meta-shm" >"$work/meta.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q serving "$work/meta.log" && break; sleep 0.1; done
+  for k in 2 3; do
+    ip netns exec "fams$k$tag" "$bindir/famd" --role memory --join tcp://10.77.1.2:7900 --listen tcp://0.0.0.0:7900 \
+      --advertise "10.77.$k.2" --token-file "$work/token" --data-dir "$work/host$k/mem" --shm-dir "$work/host$k/mem-shm" \
+      >"$work/mem$k.log" 2>&1 &
+    pids+=($!)
+  done
+  for k in 2 3; do
+    for _ in $(seq 100); do grep -q "joined the metadata famd" "$work/mem$k.log" && break; sleep 0.1; done
+    grep -q "joined the metadata famd" "$work/mem$k.log" || { echo "netns: memory famd on host $k did not join"; cat "$work/meta.log" "$work/mem$k.log"; exit 1; }
+    echo "netns: host $k: $(grep -o 'joined the metadata famd.*' "$work/mem$k.log")"
+  done
+  echo "netns: famrun -n 3 against the metadata famd at 10.77.1.2:7900, items striped over hosts 2 and 3"
+  ip netns exec "$pe" env OPENFAM_SERVER=10.77.1.2:7900 OPENFAM_TOKEN_FILE="$work/token" \
+    "$bindir/famrun" -n 3 -- "$striped"
 fi
 echo "netns: ok (3 hosts, PEs in a fourth namespace)"

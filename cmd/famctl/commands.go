@@ -37,7 +37,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{name: "regions", summary: "list the regions", max: 0, run: cmdRegions,
-			help: "Columns: ID, NAME, SIZE, USED (bytes allocated to items), MODE, OWNER,\nTYPE (memory type), INTERLEAVE (off, or the interleave block size).\n"},
+			help: "Columns: ID, NAME, SIZE, USED (bytes allocated to items), MODE, OWNER,\nTYPE (memory type), INTERLEAVE (off, or the interleave block size),\nSERVERS (ids of the memory servers holding the region; - when the famd\nholds it itself).\n"},
 		{name: "items", args: "REGION", summary: "list the items of a region", min: 1, max: 1, run: cmdItems,
 			help: "Columns: OFFSET (the item's offset in the region: its global descriptor),\nSIZE, NAME (- when unnamed), MODE, OWNER.\n"},
 		{name: "stat", args: "REGION [ITEM]", summary: "show everything known about a region or an item", min: 1, max: 2, run: cmdStat},
@@ -56,7 +56,8 @@ func init() {
 		{name: "destroy-region", args: "NAME", summary: "destroy a region and every item in it", min: 1, max: 1, run: cmdDestroyRegion},
 		{name: "chmod", args: "REGION [ITEM] MODE", summary: "change the permissions of a region or an item", min: 2, max: 3, run: cmdChmod,
 			help: "Changing an item's permissions revokes the data-plane keys clients hold\nfor it; they re-open the item with the new rights.\n"},
-		{name: "servers", summary: "show the server: version, addresses, data directory, uptime", max: 0, run: cmdServers},
+		{name: "servers", summary: "show the famd and the memory servers that joined it", max: 0, run: cmdServers,
+			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, and the block size of interleaved regions. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit) and BYTES (their size).\n\nWith --json: {\"servers\": [the famd], \"interleave_size\": N,\n\"memory_servers\": [{\"id\", \"hostname\", \"control\", \"data_tcp\",\n\"data_unix\", \"reachable\", \"segments\", \"bytes\"}, ...]}.\n"},
 		{name: "usage", summary: "bytes total and used, per region and in all", max: 0, run: cmdUsage},
 	}
 }
@@ -275,10 +276,10 @@ func cmdRegions(s *session, _ *cmdOpts, _ []string) error {
 		}
 		return s.emit(map[string]any{"regions": out})
 	}
-	t := newTable(s.stdout, "ID", "NAME", "SIZE", "USED", "MODE", "OWNER", "TYPE", "INTERLEAVE")
+	t := newTable(s.stdout, "ID", "NAME", "SIZE", "USED", "MODE", "OWNER", "TYPE", "INTERLEAVE", "SERVERS")
 	for _, r := range regions {
 		t.row(r.GetId(), r.GetName(), fmtSize(r.GetSize()), fmtSize(r.GetUsed()), fmtMode(r.GetMode()),
-			owner(r.GetUid(), r.GetGid()), memoryName(r.GetAttr().GetMemory()), interleaveText(r))
+			owner(r.GetUid(), r.GetGid()), memoryName(r.GetAttr().GetMemory()), interleaveText(r), fmtIDs(r.GetServers()))
 	}
 	return t.flush()
 }
@@ -482,18 +483,43 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 	if err := check(r.GetErr()); err != nil {
 		return err
 	}
-	j := toServerJSON(r, s.addr)
-	if s.g.json {
-		return s.emit(map[string]any{"servers": []serverJSON{j}})
+	ms, err := s.fam.Servers(ctx, &pb.ServersRequest{})
+	if err != nil {
+		return s.transport(err)
 	}
-	return keyValues(s.stdout, [][2]string{
+	if err := check(ms.GetErr()); err != nil {
+		return err
+	}
+	j := toServerJSON(r, s.addr)
+	mem := make([]memoryServerJSON, len(ms.GetServers()))
+	for i, m := range ms.GetServers() {
+		mem[i] = toMemoryServerJSON(m)
+	}
+	if s.g.json {
+		return s.emit(map[string]any{"servers": []serverJSON{j}, "interleave_size": ms.GetInterleaveSize(),
+			"memory_servers": mem})
+	}
+	if err := keyValues(s.stdout, [][2]string{
 		{"server", fmt.Sprintf("%d on %s", j.ID, orDash(j.Hostname))},
 		{"version", fmt.Sprintf("OpenFAM %s, famd %s", j.Version, orDash(j.ServerVersion))},
 		{"control", j.Control}, {"data (tcp)", orDash(j.DataTCP)}, {"data (unix)", orDash(j.DataUnix)},
 		{"data dir", orDash(j.DataDir)}, {"uptime", fmtUptime(j.UptimeNs)},
 		{"regions", fmt.Sprint(j.Regions)},
 		{"bytes", fmt.Sprintf("%s used of %s", fmtSize(j.BytesUsed), fmtSize(j.BytesTotal))},
-	})
+		{"interleave size", sizeWithBytes(ms.GetInterleaveSize())},
+		{"memory servers", fmt.Sprint(len(mem))},
+	}); err != nil {
+		return err
+	}
+	if len(mem) == 0 {
+		return nil
+	}
+	fmt.Fprintln(s.stdout)
+	t := newTable(s.stdout, "ID", "HOST", "DATA", "SOCKET", "REACHABLE", "SEGMENTS", "BYTES")
+	for _, m := range mem {
+		t.row(m.ID, orDash(m.Hostname), orDash(m.DataTCP), orDash(m.DataUnix), yesNo(m.Reachable), m.Segments, fmtSize(m.Bytes))
+	}
+	return t.flush()
 }
 
 func cmdUsage(s *session, _ *cmdOpts, _ []string) error {

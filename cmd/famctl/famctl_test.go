@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -162,15 +163,23 @@ func TestCommands(t *testing.T) {
 
 	// servers
 	out := f.ok(t, "servers")
-	for _, s := range []string{"data dir", f.dataDir, "uptime", "unix:" + f.sock} {
+	for _, s := range []string{"data dir", f.dataDir, "uptime", "unix:" + f.sock, "interleave size  1M (1048576 bytes)"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("servers does not show %q:\n%s", s, out)
 		}
 	}
-	var srv struct{ Servers []serverJSON }
+	if !regexp.MustCompile(`(?m)^memory servers +0$`).MatchString(out) || strings.Contains(out, "REACHABLE") {
+		t.Errorf("servers of a famd without memory servers:\n%s", out)
+	}
+	var srv struct {
+		Servers        []serverJSON
+		MemoryServers  []memoryServerJSON `json:"memory_servers"`
+		InterleaveSize uint64             `json:"interleave_size"`
+	}
 	f.okJSON(t, &srv, "servers")
 	if len(srv.Servers) != 1 || srv.Servers[0].DataDir != f.dataDir || srv.Servers[0].Version == "" ||
-		srv.Servers[0].Control != "unix:"+f.sock {
+		srv.Servers[0].Control != "unix:"+f.sock || srv.MemoryServers == nil || len(srv.MemoryServers) != 0 ||
+		srv.InterleaveSize != 1<<20 {
 		t.Errorf("servers --json: %+v", srv)
 	}
 
@@ -189,7 +198,7 @@ func TestCommands(t *testing.T) {
 
 	// regions
 	out = f.ok(t, "regions")
-	if h := lines(out)[0]; strings.Join(h, " ") != "ID NAME SIZE USED MODE OWNER TYPE INTERLEAVE" {
+	if h := lines(out)[0]; strings.Join(h, " ") != "ID NAME SIZE USED MODE OWNER TYPE INTERLEAVE SERVERS" {
 		t.Errorf("regions header %v", h)
 	}
 	row := rowFor(t, out, 1, "r1")
@@ -424,5 +433,105 @@ func TestHelp(t *testing.T) {
 	}
 	if code := run([]string{"help", "nosuch"}, &so, &se); code != 2 {
 		t.Errorf("help for an unknown command: exit %d", code)
+	}
+}
+
+// TestMemoryServers runs famctl against a metadata famd with two memory
+// servers (in-process, on real sockets): servers lists them, regions and
+// stat show where a region lives, and a stopped memory server shows as
+// unreachable.
+func TestMemoryServers(t *testing.T) {
+	dir := t.TempDir()
+	meta, err := embed.Start(embed.Options{Role: "metadata", InterleaveSize: 64 << 10, ShmDir: filepath.Join(dir, "meta-shm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { meta.Close() })
+	var mems []*embed.Memory
+	for k := 0; k < 2; k++ {
+		d := filepath.Join(dir, fmt.Sprint("mem", k))
+		m, err := embed.StartMemory(embed.MemoryOptions{DataDir: d, ShmDir: d + "-shm", TCPAddr: "127.0.0.1:0",
+			DataSocketPath: d + ".sock", Join: "unix:" + meta.SocketPath(), Token: testToken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		select {
+		case <-m.Joined():
+		case <-time.After(10 * time.Second):
+			t.Fatal("memory server did not join within 10s")
+		}
+		mems = append(mems, m)
+	}
+	f := &famdServer{sock: meta.SocketPath(), dataDir: meta.DataDir()}
+	f.ok(t, "create-region", "wide", "1M")
+	f.ok(t, "create-region", "narrow", "1M", "--no-interleave")
+
+	out := f.ok(t, "servers")
+	if !regexp.MustCompile(`(?m)^memory servers +2$`).MatchString(out) || !strings.Contains(out, "interleave size  64K (65536 bytes)") {
+		t.Errorf("servers does not count 2 memory servers with 64K blocks:\n%s", out)
+	}
+	table := out[strings.Index(out, "ID "):]
+	if h := lines(table)[0]; strings.Join(h, " ") != "ID HOST DATA SOCKET REACHABLE SEGMENTS BYTES" {
+		t.Fatalf("memory server table header %v", h)
+	}
+	host, _ := os.Hostname()
+	segs := 0
+	for _, m := range mems {
+		row := rowFor(t, table, 0, fmt.Sprint(m.ID()))
+		if row[1] != host || row[2] != m.DataAddr() || row[3] != m.DataSocketPath() || row[4] != "yes" {
+			t.Errorf("row of memory server %d: %v", m.ID(), row)
+		}
+		n := 0
+		fmt.Sscan(row[5], &n)
+		segs += n
+	}
+	// "wide" has a segment on both, "narrow" on one of them.
+	if segs != 3 {
+		t.Errorf("memory servers hold %d segments, want 3:\n%s", segs, table)
+	}
+	var js struct {
+		MemoryServers  []memoryServerJSON `json:"memory_servers"`
+		InterleaveSize uint64             `json:"interleave_size"`
+	}
+	f.okJSON(t, &js, "servers")
+	if len(js.MemoryServers) != 2 || js.InterleaveSize != 64<<10 {
+		t.Fatalf("servers --json: %+v", js)
+	}
+	for i, m := range js.MemoryServers {
+		if m.ID != mems[i].ID() || m.DataTCP != mems[i].DataAddr() || m.Control != mems[i].Addr() || !m.Reachable ||
+			m.Segments == 0 || m.Bytes == 0 || m.Hostname != host {
+			t.Errorf("servers --json entry %d: %+v", i, m)
+		}
+	}
+
+	both := fmt.Sprintf("%d,%d", mems[0].ID(), mems[1].ID())
+	regions := f.ok(t, "regions")
+	if row := rowFor(t, regions, 1, "wide"); row[7] != "64K" || row[8] != both {
+		t.Errorf("regions row for wide: %v", row)
+	}
+	if row := rowFor(t, regions, 1, "narrow"); row[7] != "off" || (row[8] != fmt.Sprint(mems[0].ID()) && row[8] != fmt.Sprint(mems[1].ID())) {
+		t.Errorf("regions row for narrow: %v", row)
+	}
+	if out := f.ok(t, "stat", "wide"); !regexp.MustCompile(`(?m)^servers +`+both+`$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^interleave +64K$`).MatchString(out) {
+		t.Errorf("stat wide:\n%s", out)
+	}
+	var st regionJSON
+	f.okJSON(t, &st, "stat", "wide")
+	if len(st.Servers) != 2 || st.InterleaveSize != 64<<10 {
+		t.Errorf("stat wide --json: %+v", st)
+	}
+	f.allocate(t, st.ID, "x", 200<<10)
+	var it itemJSON
+	f.okJSON(t, &it, "stat", "wide", "x")
+	if len(it.Servers) != 2 || it.InterleaveSize != 64<<10 {
+		t.Errorf("stat wide x --json: %+v", it)
+	}
+
+	mems[1].Close()
+	out = f.ok(t, "servers")
+	if row := rowFor(t, out[strings.Index(out, "ID "):], 0, fmt.Sprint(mems[1].ID())); row[4] != "no" {
+		t.Errorf("a stopped memory server shows as %v", row)
 	}
 }

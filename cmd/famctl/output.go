@@ -70,6 +70,30 @@ type serverJSON struct {
 	BytesUsed     uint64 `json:"bytes_used"`
 }
 
+// memoryServerJSON is a memory server in --json output.
+type memoryServerJSON struct {
+	ID        uint64 `json:"id"`
+	Hostname  string `json:"hostname"`
+	Control   string `json:"control"`
+	DataTCP   string `json:"data_tcp"`
+	DataUnix  string `json:"data_unix"`
+	Reachable bool   `json:"reachable"`
+	Segments  uint64 `json:"segments"`
+	Bytes     uint64 `json:"bytes"`
+}
+
+func toMemoryServerJSON(m *pb.ServerInfo) memoryServerJSON {
+	return memoryServerJSON{ID: m.GetId(), Hostname: m.GetHostname(), Control: m.GetControl(), DataTCP: m.GetDataTcp(),
+		DataUnix: m.GetDataUnix(), Reachable: m.GetReachable(), Segments: m.GetSegments(), Bytes: m.GetBytes()}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
 func toRegionJSON(r *pb.RegionInfo) regionJSON {
 	a := r.GetAttr()
 	return regionJSON{

@@ -1,7 +1,9 @@
 // Command famd serves OpenFAM regions and data items to processes on this
 // host (a Unix socket) and across the network (TCP): the control plane on
 // gRPC (spec/proto/openfam/v1/fam.proto), the data plane on the binary
-// protocol of spec/wire.md. See --help.
+// protocol of spec/wire.md. With --role metadata and --role memory one
+// famd keeps names and permissions and others hold the bytes, striped over
+// them (core/embed). See --help.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,7 +29,7 @@ import (
 const (
 	exitOK      = 0
 	exitFailure = 1 // could not start, or a listener failed
-	exitUsage   = 2 // bad flags, or a role that is not implemented
+	exitUsage   = 2 // bad flags, or flags that do not fit the role
 )
 
 const usageHead = `Usage: famd [flags]
@@ -42,10 +45,27 @@ Serving TCP needs a cluster token: a file of one line, mode 0600, owned by
 the user famd runs as, given to every client host. famd refuses to start
 with a token file its group or others can read.
 
-At least one of --socket and --listen is required. SIGTERM or SIGINT stops
-famd gracefully (exit status 0); persistent regions stay in the data
-directory for the next start. A second famd on the same data directory
-fails at once.
+Roles (--role):
+  all        metadata and memory in one daemon (the default). Regions stay
+             in famd's own files until memory servers join; from then on
+             interleaved regions are striped over the memory servers.
+  metadata   names, permissions and placement only: every region is striped
+             over the memory servers that joined (--interleave-size bytes
+             per block), or placed on one of them when created with
+             interleaving disabled. With no memory server, creating a
+             region fails.
+  memory     a memory server: holds region segments for the metadata famd
+             named by --join and serves their bytes on the data plane.
+             Needs --join, --listen and --token-file; --socket names its
+             data-plane Unix socket for clients on this host; --advertise
+             says which host to announce when --listen is a wildcard
+             address. A restart on the same data directory rejoins with the
+             same server id and keeps its persistent segments.
+
+For roles all and metadata at least one of --socket and --listen is
+required. SIGTERM or SIGINT stops famd gracefully (exit status 0);
+persistent regions stay in the data directory for the next start. A second
+famd on the same data directory fails at once.
 
 Flags:
 `
@@ -58,7 +78,8 @@ Environment:
   OPENFAM_TOKEN_FILE   default of --token-file
 
 Exit status: 0 after a graceful stop, 1 if famd could not start or a
-listener failed, 2 for invalid flags or a role that is not implemented.
+listener failed, 2 for invalid flags (including flags that do not fit the
+role).
 `
 
 type config struct {
@@ -67,6 +88,7 @@ type config struct {
 	socket                     string
 	tokenFile                  string
 	join, role, logLevel       string
+	advertise, interleave      string
 	shutdownTimeout            time.Duration
 }
 
@@ -88,15 +110,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs := flag.NewFlagSet("famd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.dataDir, "data-dir", defaultDataDir(), "`DIR` holding the metadata store, persistent regions and backups\n(default $OPENFAM_DATA_DIR, else ~/.local/share/openfam-famd)")
-	fs.StringVar(&c.listen, "listen", "", "serve gRPC on TCP at `tcp://HOST:PORT`; the data plane listens on HOST at PORT+1\nunless --data-listen says otherwise (needs --token-file)")
+	fs.StringVar(&c.dataDir, "data-dir", defaultDataDir(), "`DIR` holding the metadata store, persistent regions and backups; with --role memory\nthe persistent segments and the server's identity (default $OPENFAM_DATA_DIR,\nelse ~/.local/share/openfam-famd)")
+	fs.StringVar(&c.listen, "listen", "", "serve gRPC on TCP at `tcp://HOST:PORT`; the data plane listens on HOST at PORT+1\nunless --data-listen says otherwise (needs --token-file); port 0 picks free ports\n(--role memory: the control service the metadata famd calls; required)")
 	fs.StringVar(&c.dataListen, "data-listen", "", "data-plane TCP address `HOST:PORT` (default: the --listen host at its port + 1)")
-	fs.StringVar(&c.socket, "socket", "", "serve gRPC on the Unix socket `PATH`; the data plane listens on PATH.data")
+	fs.StringVar(&c.socket, "socket", "", "serve gRPC on the Unix socket `PATH`; the data plane listens on PATH.data\n(--role memory: PATH is the data-plane socket for clients on this host)")
 	fs.StringVar(&c.tokenFile, "token-file", os.Getenv("OPENFAM_TOKEN_FILE"), "cluster token `FILE` (mode 0600) TCP clients must present\n(default $OPENFAM_TOKEN_FILE)")
 	fs.StringVar(&c.shmDir, "shm-dir", os.Getenv("OPENFAM_SHM_DIR"), "`DIR` for volatile region files, best on tmpfs\n(default $OPENFAM_SHM_DIR, else /dev/shm/openfam-UID)")
-	fs.StringVar(&c.backupDir, "backup-dir", os.Getenv("OPENFAM_BACKUP_DIR"), "`DIR` for fam_backup archives (default $OPENFAM_BACKUP_DIR, else DATA_DIR/backups)")
-	fs.StringVar(&c.join, "join", "", "metadata service `ADDR` (HOST:PORT) a memory server registers with (--role memory;\nnot implemented yet)")
-	fs.StringVar(&c.role, "role", "all", "`ROLE`: all (metadata and memory in one daemon), metadata, or memory;\nonly all is implemented yet")
+	fs.StringVar(&c.backupDir, "backup-dir", os.Getenv("OPENFAM_BACKUP_DIR"), "`DIR` for fam_backup archives, roles all and metadata\n(default $OPENFAM_BACKUP_DIR, else DATA_DIR/backups)")
+	fs.StringVar(&c.join, "join", "", "metadata famd `ADDR` a memory server (--role memory) registers with:\ntcp://HOST:PORT (or HOST:PORT; needs --token-file) or unix:PATH (same host and user)")
+	fs.StringVar(&c.role, "role", "all", "`ROLE`: all (metadata and memory in one daemon), metadata, or memory\n(see Roles above)")
+	fs.StringVar(&c.advertise, "advertise", "", "`HOST` a memory server announces to the metadata famd and clients\n(default: the --listen host, which must then not be a wildcard such as 0.0.0.0)")
+	fs.StringVar(&c.interleave, "interleave-size", "", "block `BYTES` of regions striped over memory servers (roles all and metadata):\na multiple of 4096, with an optional suffix K, KiB, M, MiB, G or GiB (default 1MiB)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "`LEVEL` of log detail on stderr: debug, info, warn or error")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
 	// The flag package calls Usage on --help and after reporting a parse
@@ -122,16 +146,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "famd: %v\n", err)
 		return exitUsage
 	}
+	if c.role == "memory" {
+		mo, err := c.memoryOptions(lg)
+		if err != nil {
+			return reportConfig(stderr, err)
+		}
+		return serveMemory(mo, lg)
+	}
 	opts, err := c.options(lg)
 	if err != nil {
-		fmt.Fprintf(stderr, "famd: %v\n", err)
-		var nf notImplemented
-		if errors.As(err, &nf) || isUsage(err) {
-			return exitUsage
-		}
-		return exitFailure
+		return reportConfig(stderr, err)
 	}
 	return serve(opts, lg)
+}
+
+// reportConfig prints a configuration error and returns its exit status.
+func reportConfig(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "famd: %v\n", err)
+	if isUsage(err) {
+		return exitUsage
+	}
+	return exitFailure
 }
 
 // printFlags lists the flags GNU style (--name ARG), as famd's users
@@ -150,11 +185,6 @@ func printFlags(fs *flag.FlagSet) {
 	})
 }
 
-// notImplemented marks a configuration this famd cannot serve yet.
-type notImplemented struct{ msg string }
-
-func (e notImplemented) Error() string { return e.msg }
-
 // usageError marks an invalid flag value.
 type usageError struct{ msg string }
 
@@ -167,21 +197,24 @@ func isUsage(err error) bool {
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// options validates the flags and turns them into embed options.
+// options validates the flags of roles all and metadata and turns them
+// into embed options.
 func (c *config) options(lg *logger) (embed.Options, error) {
 	var o embed.Options
 	switch c.role {
-	case "all":
-	case "metadata", "memory":
-		return o, notImplemented{fmt.Sprintf("--role %s is not implemented yet: this famd only runs as --role all (metadata and memory in one daemon)", c.role)}
+	case "all", "metadata":
 	default:
 		return o, usagef("--role must be all, metadata or memory, not %q", c.role)
 	}
 	if c.join != "" {
-		if _, _, err := net.SplitHostPort(strings.TrimPrefix(c.join, "tcp://")); err != nil {
-			return o, usagef("--join %q: want HOST:PORT", c.join)
-		}
-		return o, notImplemented{"--join registers a memory server (--role memory), which is not implemented yet"}
+		return o, usagef("--join is for memory servers (--role memory); a --role %s famd is what they join", c.role)
+	}
+	if c.advertise != "" {
+		return o, usagef("--advertise is for memory servers (--role memory)")
+	}
+	block, err := parseInterleave(c.interleave)
+	if err != nil {
+		return o, err
 	}
 	if c.socket == "" && c.listen == "" {
 		return o, usagef("nothing to serve: give --socket PATH and/or --listen tcp://HOST:PORT")
@@ -193,36 +226,146 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 		return o, usagef("--shutdown-timeout must be positive")
 	}
 	o = embed.Options{DataDir: c.dataDir, ShmDir: c.shmDir, BackupDir: c.backupDir, SocketPath: c.socket,
-		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf}
-	if c.dataListen != "" && c.listen == "" {
-		return o, usagef("--data-listen needs --listen")
+		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf,
+		Role: c.role, InterleaveSize: block}
+	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
+		return o, err
 	}
-	if c.listen != "" {
-		hp, ok := strings.CutPrefix(c.listen, "tcp://")
-		if !ok {
-			return o, usagef("--listen %q: want tcp://HOST:PORT", c.listen)
-		}
-		if _, _, err := net.SplitHostPort(hp); err != nil {
-			return o, usagef("--listen %q: want tcp://HOST:PORT", c.listen)
-		}
-		o.TCPAddr = hp
-		if c.dataListen != "" {
-			d := strings.TrimPrefix(c.dataListen, "tcp://")
-			if _, _, err := net.SplitHostPort(d); err != nil {
-				return o, usagef("--data-listen %q: want HOST:PORT", c.dataListen)
-			}
-			o.DataTCPAddr = d
-		}
-		if c.tokenFile == "" {
-			return o, usagef("--listen needs a cluster token: give --token-file FILE (mode 0600) or set OPENFAM_TOKEN_FILE")
-		}
-		tok, err := rpc.ReadToken(c.tokenFile)
-		if err != nil {
+	if o.TCPAddr != "" {
+		if o.Token, err = c.token(); err != nil {
 			return o, err
 		}
-		o.Token = tok
 	}
 	return o, nil
+}
+
+// tcpAddrs checks --listen and --data-listen and returns them as
+// HOST:PORT ("" when not given).
+func (c *config) tcpAddrs() (ctl, data string, err error) {
+	if c.dataListen != "" && c.listen == "" {
+		return "", "", usagef("--data-listen needs --listen")
+	}
+	if c.listen == "" {
+		return "", "", nil
+	}
+	hp, ok := strings.CutPrefix(c.listen, "tcp://")
+	if !ok {
+		return "", "", usagef("--listen %q: want tcp://HOST:PORT", c.listen)
+	}
+	if _, _, err := net.SplitHostPort(hp); err != nil {
+		return "", "", usagef("--listen %q: want tcp://HOST:PORT", c.listen)
+	}
+	if c.dataListen != "" {
+		data = strings.TrimPrefix(c.dataListen, "tcp://")
+		if _, _, err := net.SplitHostPort(data); err != nil {
+			return "", "", usagef("--data-listen %q: want HOST:PORT", c.dataListen)
+		}
+	}
+	return hp, data, nil
+}
+
+// token reads the cluster token --token-file (or $OPENFAM_TOKEN_FILE)
+// names. A missing name is a usage error; a bad file is not.
+func (c *config) token() (string, error) {
+	if c.tokenFile == "" {
+		return "", usagef("--listen needs a cluster token: give --token-file FILE (mode 0600) or set OPENFAM_TOKEN_FILE")
+	}
+	return rpc.ReadToken(c.tokenFile)
+}
+
+// memoryOptions validates the flags of --role memory and turns them into
+// embed options.
+func (c *config) memoryOptions(lg *logger) (embed.MemoryOptions, error) {
+	var o embed.MemoryOptions
+	if c.interleave != "" {
+		return o, usagef("--interleave-size is set on the metadata famd (--role metadata or all), not on a memory server")
+	}
+	if c.join == "" {
+		return o, usagef("--role memory needs --join ADDR: the metadata famd (tcp://HOST:PORT or unix:PATH)")
+	}
+	join, err := parseJoin(c.join)
+	if err != nil {
+		return o, err
+	}
+	if c.listen == "" {
+		return o, usagef("--role memory needs --listen tcp://HOST:PORT: the metadata famd calls it there")
+	}
+	ctl, data, err := c.tcpAddrs()
+	if err != nil {
+		return o, err
+	}
+	if c.dataDir == "" {
+		return o, usagef("--data-dir is empty")
+	}
+	if c.shutdownTimeout <= 0 {
+		return o, usagef("--shutdown-timeout must be positive")
+	}
+	if c.advertise == "" {
+		// Caught here rather than by StartMemory so that it is a usage
+		// error: the fix is a flag.
+		h, _, _ := net.SplitHostPort(ctl)
+		if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() {
+			return o, usagef("--listen %s is every interface: give --advertise HOST, the address clients and the metadata famd reach this server at", c.listen)
+		}
+	} else if strings.ContainsAny(c.advertise, ":/ ") && net.ParseIP(c.advertise) == nil {
+		return o, usagef("--advertise %q: want a host name or an IP address, without a port", c.advertise)
+	}
+	tok, err := c.token()
+	if err != nil {
+		return o, err
+	}
+	return embed.MemoryOptions{DataDir: c.dataDir, ShmDir: c.shmDir, TCPAddr: ctl, DataTCPAddr: data,
+		DataSocketPath: c.socket, Advertise: c.advertise, Join: join, Token: tok,
+		ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf}, nil
+}
+
+// parseJoin turns --join into the form embed.MemoryOptions.Join takes.
+func parseJoin(s string) (string, error) {
+	if path, ok := strings.CutPrefix(s, "unix:"); ok {
+		if path == "" {
+			return "", usagef("--join %q: empty socket path", s)
+		}
+		return s, nil
+	}
+	hp := strings.TrimPrefix(s, "tcp://")
+	if _, port, err := net.SplitHostPort(hp); err != nil || port == "" {
+		return "", usagef("--join %q: want tcp://HOST:PORT, HOST:PORT or unix:PATH", s)
+	}
+	return hp, nil
+}
+
+// parseInterleave reads --interleave-size: bytes with an optional binary
+// suffix, a positive multiple of 4096; "" is 0 (the default).
+func parseInterleave(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	bad := usagef("--interleave-size %q: want a positive multiple of 4096 bytes, optionally with K, KiB, M, MiB, G or GiB", s)
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	shift := 0
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			shift = 10
+		case 'M':
+			shift = 20
+		case 'G':
+			shift = 30
+		}
+		if shift != 0 {
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseUint(t, 10, 64)
+	if err != nil || v == 0 || v > (^uint64(0))>>shift {
+		return 0, bad
+	}
+	v <<= shift
+	if v%4096 != 0 {
+		return 0, usagef("--interleave-size %s is %d bytes, not a multiple of 4096", s, v)
+	}
+	return v, nil
 }
 
 // serve runs famd until a signal or a listener failure.
@@ -246,8 +389,16 @@ func serve(opts embed.Options, lg *logger) int {
 	if n, err := d.Regions(); err == nil {
 		regions = fmt.Sprint(n)
 	}
-	lg.infof("famd %s (role all) serving %s; data dir %s; %s regions; pid %d",
-		rpc.APIVersion, strings.Join(where, ", "), d.DataDir(), regions, os.Getpid())
+	role := "role all: metadata, and memory for regions no memory server holds"
+	if opts.Role == "metadata" {
+		role = "role metadata: names, permissions and placement; region bytes on memory servers"
+	}
+	block := opts.InterleaveSize
+	if block == 0 {
+		block = rpc.DefaultInterleaveSize
+	}
+	lg.infof("famd %s (%s; interleave size %d bytes) serving %s; data dir %s; %s regions; pid %d",
+		rpc.APIVersion, role, block, strings.Join(where, ", "), d.DataDir(), regions, os.Getpid())
 	status := exitOK
 	select {
 	case s := <-sigs:
@@ -257,6 +408,58 @@ func serve(opts embed.Options, lg *logger) int {
 		status = exitFailure
 	}
 	if err := d.Close(); err != nil {
+		lg.errorf("stop: %v", err)
+		return exitFailure
+	}
+	lg.infof("stopped")
+	return status
+}
+
+// joinNagEvery is how often a memory server that has not joined yet says
+// so at level warn (the reasons are logged at level debug).
+const joinNagEvery = 10 * time.Second
+
+// serveMemory runs a memory server until a signal or a listener failure.
+func serveMemory(opts embed.MemoryOptions, lg *logger) int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	m, err := embed.StartMemory(opts)
+	if err != nil {
+		lg.errorf("cannot start: %v", err)
+		return exitFailure
+	}
+	where := fmt.Sprintf("control gRPC on tcp://%s, data plane tcp://%s (token required)", m.Addr(), m.DataAddr())
+	if p := m.DataSocketPath(); p != "" {
+		where += fmt.Sprintf(" and unix:%s", p)
+	}
+	lg.infof("famd %s (role memory: region segments for the metadata famd at %s) serving %s; data dir %s; pid %d; joining",
+		rpc.APIVersion, opts.Join, where, m.DataDir(), os.Getpid())
+	joined := m.Joined()
+	nag := time.NewTicker(joinNagEvery)
+	defer nag.Stop()
+	started := time.Now()
+	status := exitOK
+loop:
+	for {
+		select {
+		case <-joined:
+			joined = nil
+			nag.Stop()
+			lg.infof("joined the metadata famd at %s as memory server %d", opts.Join, m.ID())
+		case <-nag.C:
+			lg.warnf("not joined to the metadata famd at %s after %v; still trying (--log-level debug says why)",
+				opts.Join, time.Since(started).Round(time.Second))
+		case s := <-sigs:
+			lg.infof("%v: stopping", s)
+			break loop
+		case err := <-m.Failed():
+			lg.errorf("stopping: %v", err)
+			status = exitFailure
+			break loop
+		}
+	}
+	if err := m.Close(); err != nil {
 		lg.errorf("stop: %v", err)
 		return exitFailure
 	}
@@ -286,6 +489,11 @@ func (g *logger) at(level int, tag, format string, args ...any) {
 	}
 }
 
-func (g *logger) debugf(format string, args ...any) { g.at(0, "debug: ", format, args...) }
+// debugf is also the Logf of the embedded servers, whose lines start with
+// "famd: " themselves; the logger's own prefix says that already.
+func (g *logger) debugf(format string, args ...any) {
+	g.at(0, "debug: ", strings.TrimPrefix(format, "famd: "), args...)
+}
 func (g *logger) infof(format string, args ...any)  { g.at(1, "", format, args...) }
+func (g *logger) warnf(format string, args ...any)  { g.at(2, "warning: ", format, args...) }
 func (g *logger) errorf(format string, args ...any) { g.at(3, "error: ", format, args...) }

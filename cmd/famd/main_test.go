@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/rpc"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
@@ -146,7 +148,8 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("--help exited %d", code)
 	}
 	for _, want := range []string{"--data-dir", "--listen", "--data-listen", "--socket", "--token-file", "--shm-dir",
-		"--backup-dir", "--join", "--role", "--log-level", "--shutdown-timeout",
+		"--backup-dir", "--join", "--role", "--log-level", "--shutdown-timeout", "--advertise", "--interleave-size",
+		"metadata", "memory",
 		"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR", "OPENFAM_TOKEN_FILE", "OPENFAM_SERVER", "SIGTERM"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help does not mention %s", want)
@@ -158,6 +161,8 @@ func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	loose := filepath.Join(dir, "loose-token")
 	os.WriteFile(loose, []byte("secret\n"), 0o644)
+	tok := filepath.Join(dir, "token")
+	os.WriteFile(tok, []byte("secret\n"), 0o600)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -165,11 +170,21 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, 2, "nothing to serve"},
 		{[]string{"--bogus"}, 2, "see famd --help"},
-		{[]string{"--socket", dir + "/s", "--role", "memory"}, 2, "not implemented yet"},
-		{[]string{"--socket", dir + "/s", "--role", "metadata"}, 2, "not implemented yet"},
 		{[]string{"--socket", dir + "/s", "--role", "chef"}, 2, "--role must be"},
-		{[]string{"--socket", dir + "/s", "--join", "meta:7000"}, 2, "not implemented yet"},
-		{[]string{"--socket", dir + "/s", "--join", "nonsense"}, 2, "want HOST:PORT"},
+		{[]string{"--socket", dir + "/s", "--join", "meta:7000"}, 2, "--join is for memory servers"},
+		{[]string{"--socket", dir + "/s", "--role", "metadata", "--advertise", "h"}, 2, "--advertise is for memory servers"},
+		{[]string{"--socket", dir + "/s", "--interleave-size", "1000"}, 2, "not a multiple of 4096"},
+		{[]string{"--socket", dir + "/s", "--interleave-size", "0"}, 2, "positive multiple of 4096"},
+		{[]string{"--socket", dir + "/s", "--interleave-size", "1.5M"}, 2, "positive multiple of 4096"},
+		{[]string{"--socket", dir + "/s", "--role", "metadata", "--interleave-size", "lots"}, 2, "--interleave-size"},
+		{[]string{"--role", "memory", "--listen", "tcp://127.0.0.1:0", "--token-file", tok}, 2, "needs --join"},
+		{[]string{"--role", "memory", "--join", "nonsense", "--listen", "tcp://127.0.0.1:0", "--token-file", tok}, 2, "want tcp://HOST:PORT, HOST:PORT or unix:PATH"},
+		{[]string{"--role", "memory", "--join", "unix:", "--listen", "tcp://127.0.0.1:0", "--token-file", tok}, 2, "empty socket path"},
+		{[]string{"--role", "memory", "--join", "tcp://meta:7000", "--socket", dir + "/d", "--token-file", tok}, 2, "needs --listen"},
+		{[]string{"--role", "memory", "--join", "meta:7000", "--listen", "tcp://0.0.0.0:0", "--token-file", tok}, 2, "--advertise"},
+		{[]string{"--role", "memory", "--join", "meta:7000", "--listen", "tcp://127.0.0.1:0"}, 2, "needs a cluster token"},
+		{[]string{"--role", "memory", "--join", "meta:7000", "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--interleave-size", "64K"}, 2, "metadata famd"},
+		{[]string{"--role", "memory", "--join", "meta:7000", "--listen", "tcp://127.0.0.1:0", "--token-file", loose}, 1, "chmod 600"},
 		{[]string{"--socket", dir + "/s", "--log-level", "loud"}, 2, "--log-level"},
 		{[]string{"--listen", "127.0.0.1:7000"}, 2, "want tcp://HOST:PORT"},
 		{[]string{"--listen", "tcp://127.0.0.1:0"}, 2, "needs a cluster token"},
@@ -277,4 +292,138 @@ func TestServeTCP(t *testing.T) {
 	if code, log := f.stop(t, syscall.SIGTERM); code != 0 {
 		t.Fatalf("exit %d, log:\n%s", code, log)
 	}
+}
+
+func TestParseInterleave(t *testing.T) {
+	for in, want := range map[string]uint64{"": 0, "4096": 4096, "64K": 64 << 10, "64KiB": 64 << 10, "64kb": 64 << 10,
+		"1MiB": 1 << 20, "2M": 2 << 20, "1G": 1 << 30, "8192": 8192} {
+		if got, err := parseInterleave(in); err != nil || got != want {
+			t.Errorf("parseInterleave(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"0", "4095", "6000", "1K", "-4096", "K", "1T", "99999999999999999999G"} {
+		if v, err := parseInterleave(in); err == nil || !isUsage(err) {
+			t.Errorf("parseInterleave(%q) = %d, %v; want a usage error", in, v, err)
+		}
+	}
+}
+
+var joinedRe = regexp.MustCompile(`joined the metadata famd at (\S+) as memory server (\d+)`)
+
+// TestMemoryServers runs a metadata famd and two memory famds as processes
+// on real sockets: the memory servers join (and say so), a client's region
+// is striped over both and reads back what it wrote, and a memory server
+// restarted on its data directory rejoins with the same id and keeps its
+// persistent segment.
+func TestMemoryServers(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("cluster\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	metaSock := filepath.Join(dir, "meta.sock")
+	meta := startFamd(t, "--role", "metadata", "--socket", metaSock, "--data-dir", filepath.Join(dir, "meta"),
+		"--shm-dir", filepath.Join(dir, "meta-shm"), "--interleave-size", "64KiB")
+	line := meta.waitLine(t, "serving")
+	for _, want := range []string{"role metadata", "interleave size 65536", "unix:" + metaSock} {
+		if !strings.Contains(line, want) {
+			t.Errorf("metadata serving line %q does not mention %q", line, want)
+		}
+	}
+	// startMem starts memory server k and returns it with the id it joined
+	// as.
+	startMem := func(k int) (*famd, string) {
+		d := filepath.Join(dir, fmt.Sprint("mem", k))
+		sock := d + ".data"
+		m := startFamd(t, "--role", "memory", "--join", "unix:"+metaSock, "--listen", "tcp://127.0.0.1:0",
+			"--token-file", tok, "--socket", sock, "--data-dir", d, "--shm-dir", d+"-shm")
+		line := m.waitLine(t, "serving")
+		for _, want := range []string{"role memory", "unix:" + metaSock, "tcp://127.0.0.1:", "unix:" + sock, d} {
+			if !strings.Contains(line, want) {
+				t.Errorf("memory serving line %q does not mention %q", line, want)
+			}
+		}
+		sub := joinedRe.FindStringSubmatch(m.waitLine(t, "joined the metadata famd"))
+		if sub == nil || sub[1] != "unix:"+metaSock {
+			t.Fatalf("memory server %d: join line does not name the metadata famd and an id:\n%s", k, m.log.String())
+		}
+		return m, sub[2]
+	}
+	m1, id1 := startMem(1)
+	_, id2 := startMem(2)
+	if id1 == id2 {
+		t.Fatalf("both memory servers joined as %s", id1)
+	}
+
+	f, err := core.Initialize(core.Options{Server: "unix:" + metaSock, TokenFile: tok, UID: -1, GID: -1,
+		PEID: 0, PECount: 1, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Finalize()
+	r, err := f.CreateRegion("striped", 4<<20, 0o600, core.RegionAttr{Memory: core.Persistent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Stat()
+	if err != nil || len(st.Servers) != 2 || st.InterleaveSize != 64<<10 {
+		t.Fatalf("region stat %+v, %v: want 2 servers and 64 KiB blocks", st, err)
+	}
+	const size = 5*64<<10 + 100
+	it, err := r.Allocate("x", size, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i*7 + i>>16)
+	}
+	ctx := f.Default()
+	if err := ctx.Put(want, it, 0); err != nil {
+		t.Fatal(err)
+	}
+	servers := listServers(t, metaSock)
+	if len(servers) != 2 {
+		t.Fatalf("Servers lists %d memory servers, want 2", len(servers))
+	}
+	for _, s := range servers {
+		if !s.GetReachable() || s.GetSegments() != 1 || s.GetBytes() == 0 {
+			t.Errorf("memory server %d: reachable %v, %d segments, %d bytes; want reachable with the region's segment",
+				s.GetId(), s.GetReachable(), s.GetSegments(), s.GetBytes())
+		}
+	}
+
+	// A graceful stop and a start on the same directory: same id, same
+	// bytes.
+	if code, log := m1.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("memory server stop: exit %d\n%s", code, log)
+	}
+	_, again := startMem(1)
+	if again != id1 {
+		t.Fatalf("memory server rejoined as %s, was %s", again, id1)
+	}
+	got := make([]byte, size)
+	if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after the memory server restarted the item reads back differently (%v)", err)
+	}
+	if code, log := meta.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("metadata famd stop: exit %d\n%s", code, log)
+	}
+}
+
+// listServers calls the Servers RPC of the famd at sock.
+func listServers(t *testing.T, sock string) []*pb.ServerInfo {
+	t.Helper()
+	conn, err := rpc.DialUnix(sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rep, err := pb.NewFamClient(conn).Servers(ctx, &pb.ServersRequest{})
+	if err != nil || rep.GetErr() != nil {
+		t.Fatalf("Servers: %v %v", err, rep.GetErr())
+	}
+	return rep.GetServers()
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +14,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gofam/openfam/core/rpc"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
 // maxSockPath keeps the socket path (and its ".data" sibling) within the
@@ -23,20 +30,37 @@ const maxSockPath = 100
 // killed.
 const famdStopWait = 10 * time.Second
 
-// privateFamd is the famd famrun starts for one job. Its methods are called
-// from famrun's main goroutine only; the log copier and the waiter run in
-// goroutines of their own and publish through ready, exited and waitErr.
-type privateFamd struct {
-	dir     string // temporary directory: socket, data, log
-	sock    string
-	shm     string // volatile regions; removed with dir
+// joinedMarker is what a memory famd logs once the metadata famd accepted
+// it (see cmd/famd); only used to say which servers did not join.
+const joinedMarker = "joined the metadata famd"
+
+// daemon is one famd process of the job. Its fields are set before the
+// goroutines that publish through ready, exited and waitErr start.
+type daemon struct {
+	name    string // "famd", or "memory famd K" in a --servers K job
 	logPath string
-	keep    bool
 	cmd     *exec.Cmd
 	ready   chan struct{} // closed by the log copier when famd logs "serving"
 	exited  chan struct{} // closed when famd has exited; waitErr set
 	waitErr error
 	logDone chan struct{} // closed when the log copier has finished
+}
+
+// privateFamd is the set of famd processes famrun starts for one job: one
+// famd with role all (--servers 1), or a metadata famd and K memory famds.
+// Its methods are called from famrun's main goroutine only.
+type privateFamd struct {
+	dir       string // temporary directory: sockets, data, logs, token
+	sock      string // the control socket PEs use
+	shm       string // volatile regions (of every famd); removed with dir
+	tokenFile string // "" with --servers 1
+	keep      bool
+	daemons   []*daemon // [0] serves sock; the rest are memory servers
+
+	// exited is closed once any daemon has exited; dead is that daemon.
+	exited   chan struct{}
+	dead     *daemon
+	exitOnce sync.Once
 }
 
 // findFamd locates the famd binary: $FAMD, then next to famrun, then PATH.
@@ -56,17 +80,24 @@ func findFamd() (string, error) {
 	return "", errors.New("famd not found: set OPENFAM_SERVER to use a running famd, or put famd next to famrun, on PATH, or in $FAMD")
 }
 
-// startPrivateFamd creates the job's temporary directory, starts famd in it
-// and waits until famd serves on its socket (at most cfg.startup). On error
-// nothing is left running and the directory is removed (unless cfg.keep).
-// A signal on sigs cancels the start with a signalError.
+// startPrivateFamd creates the job's temporary directory, starts the job's
+// famd (with --servers K > 1: a metadata famd and K memory famds) and waits
+// until it serves on its socket and, with memory servers, until all of
+// them joined (at most cfg.startup in all). On error nothing is left
+// running and the directory is removed (unless cfg.keep). A signal on sigs
+// cancels the start with a signalError.
 func startPrivateFamd(cfg config, job string, sigs <-chan os.Signal, stderr io.Writer) (*privateFamd, error) {
 	bin, err := findFamd()
 	if err != nil {
 		return nil, err
 	}
+	// The longest socket is a memory server's data socket.
+	longest := "famd.sock.data"
+	if cfg.servers > 1 {
+		longest = fmt.Sprintf("mem%d.data.sock", cfg.servers)
+	}
 	dir, err := os.MkdirTemp("", "famrun-"+job[:8]+"-")
-	if err == nil && len(filepath.Join(dir, "famd.sock.data")) > maxSockPath {
+	if err == nil && len(filepath.Join(dir, longest)) > maxSockPath {
 		// A long $TMPDIR cannot hold a socket; /tmp can.
 		os.Remove(dir)
 		dir, err = os.MkdirTemp("/tmp", "famrun-"+job[:8]+"-")
@@ -75,14 +106,11 @@ func startPrivateFamd(cfg config, job string, sigs <-chan os.Signal, stderr io.W
 		return nil, fmt.Errorf("temporary directory for famd: %w", err)
 	}
 	f := &privateFamd{
-		dir:     dir,
-		sock:    filepath.Join(dir, "famd.sock"),
-		shm:     filepath.Join(dir, "shm"),
-		logPath: filepath.Join(dir, "famd.log"),
-		keep:    cfg.keep,
-		ready:   make(chan struct{}),
-		exited:  make(chan struct{}),
-		logDone: make(chan struct{}),
+		dir:    dir,
+		sock:   filepath.Join(dir, "famd.sock"),
+		shm:    filepath.Join(dir, "shm"),
+		keep:   cfg.keep,
+		exited: make(chan struct{}),
 	}
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && syscall.Access("/dev/shm", 2) == nil {
 		// Volatile regions belong on tmpfs, as with a system famd, but in
@@ -100,23 +128,83 @@ func startPrivateFamd(cfg config, job string, sigs <-chan os.Signal, stderr io.W
 func (f *privateFamd) server() string { return "unix:" + f.sock }
 
 func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stderr io.Writer) error {
-	logf, err := os.OpenFile(f.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	deadline := time.NewTimer(cfg.startup)
+	defer deadline.Stop()
+	data := filepath.Join(f.dir, "data")
+	args := []string{"--socket", f.sock, "--data-dir", data}
+	shm := f.shm
+	if cfg.servers > 1 {
+		args = append(args, "--role", "metadata")
+		shm = filepath.Join(f.shm, "metadata")
+		if err := f.writeToken(); err != nil {
+			return err
+		}
+	}
+	env := append(os.Environ(),
+		"OPENFAM_DATA_DIR="+data,
+		"OPENFAM_SHM_DIR="+shm,
+		"OPENFAM_BACKUP_DIR="+filepath.Join(f.dir, "backups"))
+	meta, err := f.spawn("famd", "famd", bin, args, env, cfg.verbose, stderr)
 	if err != nil {
-		return fmt.Errorf("famd log: %w", err)
+		return err
+	}
+	if err := f.awaitServing(meta, cfg, deadline.C, sigs); err != nil {
+		return err
+	}
+	if cfg.servers == 1 {
+		return nil
+	}
+	for k := 1; k <= cfg.servers; k++ {
+		name := fmt.Sprint("mem", k)
+		d := filepath.Join(f.dir, name)
+		args := []string{"--role", "memory", "--join", "unix:" + f.sock, "--listen", "tcp://127.0.0.1:0",
+			"--token-file", f.tokenFile, "--socket", d + ".data.sock", "--data-dir", d,
+			"--shm-dir", filepath.Join(f.shm, name)}
+		if _, err := f.spawn(fmt.Sprint("memory famd ", k), "famd "+name, bin, args, os.Environ(), cfg.verbose, stderr); err != nil {
+			f.killAll()
+			return err
+		}
+	}
+	return f.awaitJoined(cfg, deadline.C, sigs)
+}
+
+// writeToken makes the job's cluster token (mode 0600): the memory famds
+// serve their data planes on TCP with it, and PEs present it there.
+func (f *privateFamd) writeToken() error {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("cluster token: %w", err)
+	}
+	f.tokenFile = filepath.Join(f.dir, "token")
+	if err := os.WriteFile(f.tokenFile, []byte(hex.EncodeToString(b[:])+"\n"), 0o600); err != nil {
+		return fmt.Errorf("cluster token: %w", err)
+	}
+	return nil
+}
+
+// spawn starts one famd with its output going to DIR/<tag>.log and adds it
+// to the set; logTag prefixes its lines with --verbose.
+func (f *privateFamd) spawn(name, logTag, bin string, args, env []string, verbose bool, stderr io.Writer) (*daemon, error) {
+	d := &daemon{
+		name:    name,
+		logPath: filepath.Join(f.dir, strings.ReplaceAll(logTag, " ", "-")+".log"),
+		ready:   make(chan struct{}),
+		exited:  make(chan struct{}),
+		logDone: make(chan struct{}),
+	}
+	logf, err := os.OpenFile(d.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("famd log: %w", err)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		logf.Close()
-		return fmt.Errorf("famd log pipe: %w", err)
+		return nil, fmt.Errorf("famd log pipe: %w", err)
 	}
-	data := filepath.Join(f.dir, "data")
-	f.cmd = &exec.Cmd{
-		Path: bin,
-		Args: []string{bin, "--socket", f.sock, "--data-dir", data},
-		Env: append(os.Environ(),
-			"OPENFAM_DATA_DIR="+data,
-			"OPENFAM_SHM_DIR="+f.shm,
-			"OPENFAM_BACKUP_DIR="+filepath.Join(f.dir, "backups")),
+	d.cmd = &exec.Cmd{
+		Path:   bin,
+		Args:   append([]string{bin}, args...),
+		Env:    env,
 		Stdout: pw,
 		Stderr: pw,
 		SysProcAttr: &syscall.SysProcAttr{
@@ -126,25 +214,33 @@ func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stder
 			Pdeathsig: syscall.SIGTERM,
 		},
 	}
-	err = f.cmd.Start()
+	err = d.cmd.Start()
 	pw.Close()
 	if err != nil {
 		pr.Close()
 		logf.Close()
-		return fmt.Errorf("cannot start famd (%s): %w", bin, err)
+		return nil, fmt.Errorf("cannot start %s (%s): %w", name, bin, err)
 	}
-	go f.copyLog(pr, logf, f.ready, cfg.verbose, stderr)
+	f.daemons = append(f.daemons, d)
+	go d.copyLog(pr, logf, "["+logTag+"] ", verbose, stderr)
 	go func() {
-		f.waitErr = f.cmd.Wait()
-		close(f.exited)
+		d.waitErr = d.cmd.Wait()
+		close(d.exited)
+		f.exitOnce.Do(func() {
+			f.dead = d
+			close(f.exited)
+		})
 	}()
+	return d, nil
+}
 
-	deadline := time.NewTimer(cfg.startup)
-	defer deadline.Stop()
+// awaitServing waits until d logs that it serves and its control socket
+// accepts connections. On failure it kills every daemon of the set.
+func (f *privateFamd) awaitServing(d *daemon, cfg config, deadline <-chan time.Time, sigs <-chan os.Signal) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	serving := false
-	ready := f.ready
+	ready := d.ready
 	for {
 		select {
 		case <-ready:
@@ -154,19 +250,79 @@ func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stder
 			if serving && f.dialable() {
 				return nil
 			}
-		case <-f.exited:
-			<-f.logDone
-			return fmt.Errorf("famd (%s) exited before it was ready (%v)\n%s", bin, f.exitErr(), f.logTail())
+		case <-d.exited:
+			<-d.logDone
+			f.killAll()
+			return fmt.Errorf("%s (%s) exited before it was ready (%v)\n%s", d.name, d.cmd.Path, d.exitErr(), d.logTail())
 		case s := <-sigs:
-			f.kill()
+			f.killAll()
 			return signalError{s.(syscall.Signal)}
-		case <-deadline.C:
-			f.kill()
+		case <-deadline:
+			f.killAll()
 			what := "did not log that it is serving"
 			if serving {
 				what = "did not accept connections on " + f.sock
 			}
-			return fmt.Errorf("famd (%s) %s within %v\n%s", bin, what, cfg.startup, f.logTail())
+			return fmt.Errorf("%s (%s) %s within %v\n%s", d.name, d.cmd.Path, what, cfg.startup, d.logTail())
+		}
+	}
+}
+
+// awaitJoined polls the metadata famd's Servers call until every memory
+// famd has joined and answers it. On failure it kills every daemon.
+func (f *privateFamd) awaitJoined(cfg config, deadline <-chan time.Time, sigs <-chan os.Signal) error {
+	conn, err := rpc.DialUnix(f.sock, cfg.startup)
+	if err != nil {
+		f.killAll()
+		return fmt.Errorf("the job's metadata famd at %s: %w", f.sock, err)
+	}
+	defer conn.Close()
+	fam := pb.NewFamClient(conn)
+	want := len(f.daemons) - 1
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last string
+	for {
+		select {
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			rep, err := fam.Servers(ctx, &pb.ServersRequest{})
+			cancel()
+			reachable := 0
+			switch {
+			case err != nil:
+				last = err.Error()
+			case rep.GetErr() != nil:
+				last = rep.GetErr().GetMsg()
+			default:
+				for _, s := range rep.GetServers() {
+					if s.GetReachable() {
+						reachable++
+					}
+				}
+				last = fmt.Sprintf("%d of %d memory servers joined and reachable", reachable, want)
+			}
+			if reachable >= want {
+				return nil
+			}
+		case <-f.exited:
+			d := f.dead
+			<-d.logDone
+			f.killAll()
+			return fmt.Errorf("%s (%s) exited while the job's famd set was starting (%v)\n%s", d.name, d.cmd.Path, d.exitErr(), d.logTail())
+		case s := <-sigs:
+			f.killAll()
+			return signalError{s.(syscall.Signal)}
+		case <-deadline:
+			f.killAll()
+			var tails strings.Builder
+			for _, d := range f.daemons[1:] {
+				if b, _ := os.ReadFile(d.logPath); !bytes.Contains(b, []byte(joinedMarker)) {
+					tails.WriteString(d.name + " did not join:\n" + d.logTail())
+				}
+			}
+			return fmt.Errorf("the %d memory famds did not all join the job's metadata famd within %v (%s)\n%s",
+				want, cfg.startup, last, tails.String())
 		}
 	}
 }
@@ -182,18 +338,20 @@ func (f *privateFamd) dialable() bool {
 }
 
 // copyLog copies famd's output into its log file (and famrun's stderr with
-// --verbose) and closes ready at the first line that says "serving".
-func (f *privateFamd) copyLog(r io.ReadCloser, logf *os.File, ready chan struct{}, verbose bool, stderr io.Writer) {
-	defer close(f.logDone)
+// --verbose, each line behind prefix) and closes ready at the first line
+// that says "serving".
+func (d *daemon) copyLog(r io.ReadCloser, logf *os.File, prefix string, verbose bool, stderr io.Writer) {
+	defer close(d.logDone)
 	defer logf.Close()
 	defer r.Close()
+	ready := d.ready
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(logf, line)
 		if verbose {
-			fmt.Fprintf(stderr, "[famd] %s\n", line)
+			fmt.Fprintf(stderr, "%s%s\n", prefix, line)
 		}
 		if ready != nil && strings.Contains(line, "serving") {
 			close(ready)
@@ -203,60 +361,84 @@ func (f *privateFamd) copyLog(r io.ReadCloser, logf *os.File, ready chan struct{
 }
 
 // exitErr describes how famd ended; call only after exited is closed.
-func (f *privateFamd) exitErr() string {
-	if f.waitErr == nil {
+func (d *daemon) exitErr() string {
+	if d.waitErr == nil {
 		return "exit status 0"
 	}
-	return f.waitErr.Error()
+	return d.waitErr.Error()
 }
 
 // logTail returns the last lines famd logged, indented, for error messages.
-func (f *privateFamd) logTail() string {
-	b, err := os.ReadFile(f.logPath)
+func (d *daemon) logTail() string {
+	b, err := os.ReadFile(d.logPath)
 	if err != nil || len(bytes.TrimSpace(b)) == 0 {
-		return "  (famd logged nothing)\n"
+		return "  (" + d.name + " logged nothing)\n"
 	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > 20 {
 		lines = lines[len(lines)-20:]
 	}
 	var sb strings.Builder
-	sb.WriteString("  famd log (" + f.logPath + "):\n")
+	sb.WriteString("  " + d.name + " log (" + d.logPath + "):\n")
 	for _, l := range lines {
 		sb.WriteString("  | " + l + "\n")
 	}
 	return sb.String()
 }
 
-// kill ends famd at once (and anything it started) and waits for it.
-func (f *privateFamd) kill() {
-	_ = syscall.Kill(-f.cmd.Process.Pid, syscall.SIGKILL)
-	<-f.exited
-	<-f.logDone
+// deathReport says which famd of the set died during the job and how;
+// call only after exited is closed.
+func (f *privateFamd) deathReport() string {
+	d := f.dead
+	<-d.logDone
+	return fmt.Sprintf("the job's %s exited while the job was running (%v)\n%s", d.name, d.exitErr(), d.logTail())
 }
 
-// stop shuts famd down (SIGTERM, SIGKILL after famdStopWait) and removes
-// the job's files unless --keep was given.
+// killAll ends every famd of the set at once (and anything they started)
+// and waits for them.
+func (f *privateFamd) killAll() {
+	for _, d := range f.daemons {
+		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	for _, d := range f.daemons {
+		<-d.exited
+		<-d.logDone
+	}
+}
+
+// stop shuts the set down (SIGTERM to every famd at once, SIGKILL to those
+// still running famdStopWait later) and removes the job's files unless
+// --keep was given.
 func (f *privateFamd) stop(stderr io.Writer) {
-	select {
-	case <-f.exited:
-		// Already reported by the job loop when it happened.
-	default:
-		_ = f.cmd.Process.Signal(syscall.SIGTERM)
+	var running []*daemon
+	for _, d := range f.daemons {
 		select {
-		case <-f.exited:
-			if f.waitErr != nil {
-				<-f.logDone
-				fmt.Fprintf(stderr, "famrun: famd did not shut down cleanly (%v)\n%s", f.waitErr, f.logTail())
-			}
-		case <-time.After(famdStopWait):
-			fmt.Fprintf(stderr, "famrun: famd did not stop within %v of SIGTERM; killing it\n", famdStopWait)
-			f.kill()
+		case <-d.exited:
+			// An unexpected death was reported by the job loop.
+		default:
+			_ = d.cmd.Process.Signal(syscall.SIGTERM)
+			running = append(running, d)
 		}
 	}
-	// Children famd may have left in its group go with it.
-	_ = syscall.Kill(-f.cmd.Process.Pid, syscall.SIGKILL)
-	<-f.logDone
+	deadline := time.Now().Add(famdStopWait)
+	for _, d := range running {
+		select {
+		case <-d.exited:
+			if d.waitErr != nil {
+				<-d.logDone
+				fmt.Fprintf(stderr, "famrun: %s did not shut down cleanly (%v)\n%s", d.name, d.waitErr, d.logTail())
+			}
+		case <-time.After(time.Until(deadline)):
+			fmt.Fprintf(stderr, "famrun: %s did not stop within %v of SIGTERM; killing it\n", d.name, famdStopWait)
+			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+			<-d.exited
+		}
+	}
+	for _, d := range f.daemons {
+		// Children famd may have left in its group go with it.
+		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		<-d.logDone
+	}
 	f.removeFiles(stderr)
 }
 
@@ -264,7 +446,11 @@ func (f *privateFamd) stop(stderr io.Writer) {
 // where they are with --keep.
 func (f *privateFamd) removeFiles(stderr io.Writer) {
 	if f.keep {
-		fmt.Fprintf(stderr, "famrun: kept %s (famd log: %s, volatile regions: %s)\n", f.dir, f.logPath, f.shm)
+		logs := filepath.Join(f.dir, "famd.log")
+		if len(f.daemons) > 1 {
+			logs = filepath.Join(f.dir, "*.log")
+		}
+		fmt.Fprintf(stderr, "famrun: kept %s (famd log: %s, volatile regions: %s)\n", f.dir, logs, f.shm)
 		return
 	}
 	var errs []error

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -324,14 +325,11 @@ func TestSignalsAreForwarded(t *testing.T) {
 	}
 }
 
-func TestServersMoreThanOneRefused(t *testing.T) {
+func TestServersWithOpenfamServerRefused(t *testing.T) {
 	dir := t.TempDir()
-	r := runFamrun(t, []string{"OUT=" + dir}, nil, "-n", "2", "--servers", "2", "--", "sh", "-c", `touch "$OUT/ran"`)
-	if r.code != 2 {
-		t.Errorf("exit %d, want 2", r.code)
-	}
-	if !strings.Contains(r.stderr, "only one memory server") {
-		t.Errorf("stderr does not explain the refusal:\n%s", r.stderr)
+	r := runFamrun(t, []string{"OUT=" + dir, noFamd}, nil, "-n", "2", "--servers", "2", "--", "sh", "-c", `touch "$OUT/ran"`)
+	if r.code != 2 || !strings.Contains(r.stderr, "OPENFAM_SERVER") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 explaining that OPENFAM_SERVER and --servers exclude each other", r.code, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
 		t.Error("a PE ran although the job was refused")
@@ -349,6 +347,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-n", "2"}, 2, "no PROGRAM"},
 		{[]string{"-n", "2", "--bogus", "true"}, 2, "bogus"},
 		{[]string{"-n", "2", "--timeout", "soon", "true"}, 2, "timeout"},
+		{[]string{"-n", "2", "--servers", "0", "true"}, 2, "--servers"},
 		{[]string{"-n", "1", "/nonexistent/prog"}, 127, "/nonexistent/prog"},
 		{[]string{"-n", "1", "famrun-no-such-program"}, 127, "famrun-no-such-program"},
 	} {
@@ -365,7 +364,8 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("exit %d", r.code)
 	}
 	for _, s := range []string{"-n N", "--servers", "--timeout", "--keep", "--label", "FAMRUN_JOB", "FAMRUN_RANK",
-		"FAMRUN_SIZE", "PMI_RANK", "PMI_SIZE", "OPENFAM_SERVER", "FAMD", "124"} {
+		"FAMRUN_SIZE", "PMI_RANK", "PMI_SIZE", "OPENFAM_SERVER", "OPENFAM_TOKEN_FILE", "FAMD", "124", "--role metadata",
+		"--role memory"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("--help does not mention %s", s)
 		}
@@ -662,4 +662,117 @@ func TestRealFamd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// leftover fails the test if a process whose command line mentions dir
+// still runs.
+func leftover(t *testing.T, dir string) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if bytes.Contains(b, []byte(dir)) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			if pid != os.Getpid() && !processGone(pid) {
+				t.Errorf("process %d still runs: %q", pid, b)
+			}
+		}
+	}
+}
+
+// TestRealFamdServers runs a job on a real metadata famd with two memory
+// famds: the PEs get the job's socket and token, both memory servers have
+// joined before the PEs start, and everything is gone afterwards.
+func TestRealFamdServers(t *testing.T) {
+	if famdBin == "" || famctlBin == "" {
+		t.Skipf("cmd/famd or cmd/famctl does not build yet: %v", famdBuildErr)
+	}
+	tmp, out := t.TempDir(), t.TempDir()
+	pe := `echo "$OPENFAM_SERVER $OPENFAM_TOKEN_FILE" > "$OUT/env.$FAMRUN_RANK" &&
+stat -c %a "$OPENFAM_TOKEN_FILE" > "$OUT/mode.$FAMRUN_RANK" &&
+"$FAMCTL" --json servers > "$OUT/servers.$FAMRUN_RANK"`
+	r := runFamrun(t, []string{"FAMD=" + famdBin, "TMPDIR=" + tmp, "OUT=" + out, "FAMCTL=" + famctlBin,
+		"OPENFAM_TOKEN_FILE=/inherited/token"}, nil, "-n", "2", "--servers", "2", "--timeout", "50s", "--", "sh", "-c", pe)
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	env, _ := os.ReadFile(filepath.Join(out, "env.1"))
+	f := strings.Fields(string(env))
+	if len(f) != 2 || !strings.HasPrefix(f[0], "unix:"+tmp+"/famrun-") || f[1] != filepath.Join(filepath.Dir(strings.TrimPrefix(f[0], "unix:")), "token") {
+		t.Errorf("PE got OPENFAM_SERVER and OPENFAM_TOKEN_FILE %q, want the job's socket and token under %s", env, tmp)
+	}
+	if mode, _ := os.ReadFile(filepath.Join(out, "mode.0")); strings.TrimSpace(string(mode)) != "600" {
+		t.Errorf("the job's token file has mode %q, want 600", mode)
+	}
+	var servers struct {
+		MemoryServers []struct {
+			ID        uint64
+			DataUnix  string `json:"data_unix"`
+			Reachable bool
+		} `json:"memory_servers"`
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "servers.0"))
+	if err := json.Unmarshal(b, &servers); err != nil {
+		t.Fatalf("famctl servers in a PE: %v\n%s", err, b)
+	}
+	if len(servers.MemoryServers) != 2 {
+		t.Fatalf("the PE saw %d memory servers, want 2:\n%s", len(servers.MemoryServers), b)
+	}
+	for _, m := range servers.MemoryServers {
+		if !m.Reachable || !strings.HasPrefix(m.DataUnix, tmp+"/famrun-") {
+			t.Errorf("memory server %+v: want reachable, with a data socket in the job directory", m)
+		}
+	}
+	emptyDir(t, tmp)
+	leftover(t, tmp)
+}
+
+// TestServersDoNotJoin: memory famds that cannot join make famrun give up
+// after --startup with the reason, run no PE and leave nothing behind.
+func TestServersDoNotJoin(t *testing.T) {
+	if famdBin == "" {
+		t.Skipf("cmd/famd does not build yet: %v", famdBuildErr)
+	}
+	tmp, out := t.TempDir(), t.TempDir()
+	// The wrapper points every memory famd at a metadata famd that is not
+	// there, so they keep retrying.
+	wrapper := filepath.Join(out, "famd")
+	script := "#!/bin/sh\ncase \" $* \" in *\" --role memory \"*) exec \"$REAL_FAMD\" \"$@\" --join unix:/nonexistent/famd.sock;; esac\nexec \"$REAL_FAMD\" \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runFamrun(t, []string{"FAMD=" + wrapper, "REAL_FAMD=" + famdBin, "TMPDIR=" + tmp, "OUT=" + out}, nil,
+		"-n", "1", "--servers", "2", "--startup", "1500ms", "--", "sh", "-c", `touch "$OUT/ran"`)
+	if r.code != 1 || !strings.Contains(r.stderr, "did not all join") || !strings.Contains(r.stderr, "within 1.5s") ||
+		!strings.Contains(r.stderr, "memory famd 2 did not join") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 naming the memory famds that did not join", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "ran")); err == nil {
+		t.Error("a PE ran although the memory servers never joined")
+	}
+	emptyDir(t, tmp)
+	leftover(t, tmp)
+}
+
+// TestMemoryFamdDiesDuringJob: a memory famd killed while the PEs run
+// stops the job with exit status 1 and a report naming it.
+func TestMemoryFamdDiesDuringJob(t *testing.T) {
+	if famdBin == "" {
+		t.Skipf("cmd/famd does not build yet: %v", famdBuildErr)
+	}
+	tmp, out := t.TempDir(), t.TempDir()
+	pe := `echo $$ > "$OUT/pid.$FAMRUN_RANK"
+log="$(dirname "${OPENFAM_SERVER#unix:}")/famd-mem2.log"
+if [ "$FAMRUN_RANK" = 0 ]; then kill -9 "$(sed -n 's/.*; pid \([0-9]*\);.*/\1/p' "$log" | head -n 1)"; fi
+exec sleep 100`
+	r := runFamrun(t, []string{"FAMD=" + famdBin, "TMPDIR=" + tmp, "OUT=" + out}, nil,
+		"-n", "2", "--servers", "2", "--grace", "1s", "--", "sh", "-c", pe)
+	if r.code != 1 || !strings.Contains(r.stderr, "memory famd 2 exited while the job was running") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	for rank := 0; rank < 2; rank++ {
+		waitGone(t, readPid(t, filepath.Join(out, fmt.Sprint("pid.", rank))))
+	}
+	emptyDir(t, tmp)
+	leftover(t, tmp)
 }

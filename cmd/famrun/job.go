@@ -25,9 +25,9 @@ type peExit struct {
 }
 
 // runJob starts the PEs, supervises them until all have exited and returns
-// famrun's exit status. fd is the private famd (nil when OPENFAM_SERVER was
-// given); its unexpected death stops the job. Signals arriving on sigs are
-// passed on to the PEs.
+// famrun's exit status. fd is the private famd set (nil when OPENFAM_SERVER
+// was given); the unexpected death of any of its famds stops the job.
+// Signals arriving on sigs are passed on to the PEs.
 func runJob(cfg config, job, server string, fd *privateFamd, sigs <-chan os.Signal, stdout, stderr io.Writer) int {
 	var outMu sync.Mutex // keeps labelled lines of different PEs whole
 	pes := make([]*pe, 0, cfg.n)
@@ -110,8 +110,7 @@ func runJob(cfg config, job, server string, fd *privateFamd, sigs <-chan os.Sign
 			}
 		case <-famdExited:
 			famdExited = nil
-			<-fd.logDone
-			fmt.Fprintf(stderr, "famrun: the job's famd exited while the job was running (%v)\n%s", fd.exitErr(), fd.logTail())
+			fmt.Fprintf(stderr, "famrun: %s", fd.deathReport())
 			if status < 0 {
 				status = exitFailure
 			}
@@ -133,7 +132,7 @@ func startPE(cfg config, job, server string, rank int, stdout, stderr io.Writer,
 	cmd := &exec.Cmd{
 		Path: cfg.progPath,
 		Args: cfg.argv,
-		Env:  peEnv(os.Environ(), job, rank, cfg.n, server),
+		Env:  peEnv(os.Environ(), job, rank, cfg.n, server, cfg.tokenFile),
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid: true,
 			// A famrun killed outright must not leave the job running.

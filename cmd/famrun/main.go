@@ -37,20 +37,32 @@ the job in a temporary directory and points every PE at it; the famd is
 stopped and the directory removed when the job ends. With OPENFAM_SERVER set,
 the PEs use that server and no famd is started.
 
+With --servers K (K > 1) the private famd is a set of K + 1 processes: a
+metadata famd (--role metadata) on a Unix socket, which the PEs talk to, and
+K memory famds (--role memory), each with a data and a shm directory of its
+own under the job's directory, serving on TCP at 127.0.0.1 (free ports) with
+a cluster token made for the job (a file of mode 0600) and on a data-plane
+Unix socket for the PEs. famrun starts the PEs only once every memory famd
+has joined the metadata famd and answers it; interleaved regions (the
+default) are then striped over all K. If any famd of the set dies, the job
+is stopped.
+
 Options:
   -n N               number of PEs to start (required, at least 1)
-  --servers K        memory servers for the private famd set; only 1 is
-                     supported by this version (K > 1 is refused, exit 2)
+  --servers K        memory servers of the private famd set (default 1: one
+                     famd holding metadata and memory); not with
+                     OPENFAM_SERVER
   --timeout DUR      stop the whole job after DUR (Go duration: 90s, 5m) and
                      exit 124
   --grace DUR        time a PE gets between SIGTERM and SIGKILL when the job
                      is being stopped (default 3s)
-  --startup DUR      how long to wait for the private famd to be ready
-                     (default 20s)
+  --startup DUR      how long to wait for the private famd (set) to be ready,
+                     memory servers joined included (default 20s)
   --label            prefix every line a PE writes with "[RANK] "
-  --keep             keep the private famd's temporary directory (data, log)
-                     and print where it is
-  --verbose          copy the private famd's log to famrun's stderr
+  --keep             keep the private famd's temporary directory (data, logs,
+                     token) and print where it is
+  --verbose          copy the private famds' logs to famrun's stderr, each
+                     line prefixed with [famd] or [famd memK]
   -h, --help         print this help
 
 Environment given to every PE (on top of famrun's own environment):
@@ -60,6 +72,9 @@ Environment given to every PE (on top of famrun's own environment):
   PMI_RANK, PMI_SIZE the same rank and size, for PMI-style readers
   OPENFAM_SERVER     the famd the PE talks to: unix:<tmpdir>/famd.sock for the
                      private famd, else the value famrun was given
+  OPENFAM_TOKEN_FILE with --servers K > 1: the job's cluster token
+                     (<tmpdir>/token), for the memory famds' TCP data planes;
+                     otherwise inherited from famrun's environment
 
 Environment read by famrun:
   OPENFAM_SERVER     use this server (unix:/path or host:port) instead of a
@@ -80,8 +95,9 @@ Exit status:
   128+SIG the first PE to fail was killed by signal SIG
   124     --timeout expired
   126/127 PROGRAM could not be executed / was not found
-  2       usage error (bad flags, --servers > 1)
-  1       famrun could not run the job (famd did not start, ...)
+  2       usage error (bad flags, --servers with OPENFAM_SERVER)
+  1       famrun could not run the job (famd did not start, memory servers
+          did not join within --startup, a famd died during the job, ...)
 
 SIGINT, SIGTERM and SIGHUP sent to famrun are passed on to every PE; a second
 such signal kills the PEs with SIGKILL.
@@ -99,6 +115,9 @@ type config struct {
 	verbose  bool
 	argv     []string // PROGRAM and its arguments
 	progPath string   // PROGRAM resolved on PATH
+	// tokenFile is the private famd set's cluster token, given to the PEs
+	// as OPENFAM_TOKEN_FILE ("" leaves the inherited value).
+	tokenFile string
 }
 
 func main() {
@@ -135,6 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitFailure
 		}
 		server = fd.server()
+		cfg.tokenFile = fd.tokenFile
 	}
 	status = runJob(cfg, job, server, fd, sigs, stdout, stderr)
 	if fd != nil {
@@ -182,8 +202,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (config, int, bool) {
 		return usage("-n N (N >= 1) is required")
 	case cfg.servers < 1:
 		return usage("--servers must be at least 1")
-	case cfg.servers > 1:
-		return usage("--servers %d: only one memory server per job is supported by this version (multi-server striping is not built yet)", cfg.servers)
+	case cfg.servers > 1 && os.Getenv("OPENFAM_SERVER") != "":
+		return usage("--servers %d starts a private famd set, but OPENFAM_SERVER (%s) names a server to use instead; unset it", cfg.servers, os.Getenv("OPENFAM_SERVER"))
+	case cfg.servers > 64:
+		return usage("--servers %d: at most 64 memory servers per job", cfg.servers)
 	case cfg.timeout < 0 || cfg.grace < 0 || cfg.startup <= 0:
 		return usage("durations must not be negative")
 	case len(cfg.argv) == 0:
@@ -213,8 +235,9 @@ func newJobID() string {
 }
 
 // peEnv is famrun's environment with the launcher variables of one PE set
-// (replacing any inherited values).
-func peEnv(base []string, job string, rank, size int, server string) []string {
+// (replacing any inherited values), and OPENFAM_TOKEN_FILE set to tokenFile
+// unless that is "".
+func peEnv(base []string, job string, rank, size int, server, tokenFile string) []string {
 	set := map[string]string{
 		"FAMRUN_JOB":     job,
 		"FAMRUN_RANK":    fmt.Sprint(rank),
@@ -223,6 +246,11 @@ func peEnv(base []string, job string, rank, size int, server string) []string {
 		"PMI_SIZE":       fmt.Sprint(size),
 		"OPENFAM_SERVER": server,
 	}
+	keys := []string{"FAMRUN_JOB", "FAMRUN_RANK", "FAMRUN_SIZE", "PMI_RANK", "PMI_SIZE", "OPENFAM_SERVER"}
+	if tokenFile != "" {
+		set["OPENFAM_TOKEN_FILE"] = tokenFile
+		keys = append(keys, "OPENFAM_TOKEN_FILE")
+	}
 	env := make([]string, 0, len(base)+len(set))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
@@ -230,7 +258,7 @@ func peEnv(base []string, job string, rank, size int, server string) []string {
 			env = append(env, kv)
 		}
 	}
-	for _, k := range []string{"FAMRUN_JOB", "FAMRUN_RANK", "FAMRUN_SIZE", "PMI_RANK", "PMI_SIZE", "OPENFAM_SERVER"} {
+	for _, k := range keys {
 		env = append(env, k+"="+set[k])
 	}
 	return env
