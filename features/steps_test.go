@@ -1240,9 +1240,10 @@ func (w *world) aJob(job, n string) error {
 	return w.startJob(job, n)
 }
 
-// aStripedJob is aJob around a metadata famd with k memory servers and
-// 64 KiB interleave blocks: the cluster famrun --servers k starts, built
-// in this process so that the scenario does not depend on famrun.
+// aStripedJob is aJob around a metadata famd with k memory servers, the
+// shape of cluster famrun --servers k starts, built in this process (with
+// 64 KiB interleave blocks instead of famd's 1 MiB default, so that small
+// items span servers) so that the scenario does not depend on famrun.
 func (w *world) aStripedJob(k, job, n string) error {
 	servers, err := strconv.Atoi(k)
 	if err != nil {
