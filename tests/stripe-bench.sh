@@ -9,7 +9,7 @@
 # and the series would measure CPU contention instead of the data path.
 # The baseline is the same run's one-server figure.
 #
-#   tests/stripe-bench.sh [--rate 1gbit] [--mib 64] [--servers "1 2 4 8"] [--repeats 5]
+#   tests/stripe-bench.sh [--rate 1gbit|none] [--mib 64] [--servers "1 2 4 8"] [--repeats 5]
 #   (needs root, iproute2 and build/bin/{famd,fambench}: `make bench-stripe`)
 set -euo pipefail
 rate=1gbit mib=64 series="1 2 4 8" repeats=5
@@ -74,7 +74,9 @@ for k in $series; do
     n=$((10 + i))
     attach "sbm$i-$tag" "$n"
     ip -n "sbm$i-$tag" link set "sb$n-$tag" qlen 1000
-    tc -n "sbm$i-$tag" qdisc add dev "sb$n-$tag" root tbf rate "$rate" burst 512kb latency 100ms
+    if [ "$rate" != none ]; then
+      tc -n "sbm$i-$tag" qdisc add dev "sb$n-$tag" root tbf rate "$rate" burst 512kb latency 100ms
+    fi
     ip netns exec "sbm$i-$tag" "$bindir/famd" --role memory --join tcp://10.79.0.1:7000 \
       --listen "tcp://10.79.0.$n:7100" --token-file "$work/token" \
       --data-dir "$run/mem$i" --shm-dir "$run/mem$i-shm" >"$run/mem$i.log" 2>&1 &
