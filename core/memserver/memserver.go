@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
@@ -211,7 +212,7 @@ func (s *Server) segPath(id uint64, persistent bool) string {
 // growing it to at least d.size (exact is set by Ensure, which may also
 // shrink it).
 func (s *Server) segment(d *pb.Segment, exact bool) (*segment, error) {
-	if d == nil || d.GetRegionId() == 0 && d.GetSize() == 0 {
+	if d == nil {
 		return nil, errors.New("no segment described")
 	}
 	size := d.GetSize()
@@ -288,7 +289,7 @@ func fail(err error) *pb.Reply {
 	if err == nil {
 		return &pb.Reply{}
 	}
-	return &pb.Reply{Err: &pb.FamError{Code: 7 /* FAM_ERR_RESOURCE */, Msg: err.Error()}}
+	return &pb.Reply{Err: &pb.FamError{Code: int32(core.CodeResource), Msg: err.Error()}}
 }
 
 // Info describes the server.
