@@ -253,6 +253,9 @@ func (s *Server) segment(d *pb.Segment, exact bool) (*segment, error) {
 	if cur == want && uint64(st.Size()) == want {
 		return sg, nil
 	}
+	if cur == 0 {
+		s.logf("memserver: region %d's segment %s: %d bytes", sg.id, sg.path, want)
+	}
 	if err := sg.file.Truncate(int64(want)); err != nil {
 		return nil, fmt.Errorf("sizing segment %s to %d bytes: %w", sg.path, want, err)
 	}
