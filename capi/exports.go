@@ -9,8 +9,10 @@ import "C"
 import (
 	"fmt"
 	"math/bits"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/gofam/openfam/core"
@@ -39,6 +41,12 @@ func ofam_go_initialize(group *C.char, opts *C.fam_options_t) (r C.int) {
 	}
 	syncEnviron()
 	o := core.DefaultOptions()
+	if os.Getenv("OPENFAM_SPIN") == "" {
+		// A C thread blocked in Go wakes through the poller and then
+		// through cgo's hand-off to its own thread: polling for the reply
+		// briefly halves a small remote call (see core.Options.Spin).
+		o.Spin = cSpin
+	}
 	o.Group = goString(group)
 	o.Settings = optionSettings(opts)
 	f, err := core.Initialize(o)
@@ -49,6 +57,9 @@ func ofam_go_initialize(group *C.char, opts *C.fam_options_t) (r C.int) {
 	C.ofam_set_ready(1)
 	return 0
 }
+
+// cSpin is the C library's default of core.Options.Spin.
+const cSpin = 100 * time.Microsecond
 
 // optionSettings maps the non-NULL fields of fam_options_t to OpenFAM option
 // names.

@@ -46,6 +46,14 @@ type Options struct {
 	// Timeout bounds each call to an unresponsive server. Default:
 	// $OPENFAM_TIMEOUT (a Go duration such as "5s", or seconds), else 10s.
 	Timeout time.Duration
+	// Spin is how long a caller blocked on a reply from a memory server
+	// over TCP polls the socket before sleeping (0: never). Polling saves
+	// the wake-ups of a sleeping thread, which cost more than a loopback
+	// round trip, at the price of up to Spin of CPU per blocking call; the
+	// C library turns it on (100us) because its callers' threads pay a
+	// second wake-up through cgo. Default: $OPENFAM_SPIN (a Go duration;
+	// "0" turns it off), else 0.
+	Spin time.Duration
 	// Placer, when set, places new regions on memory servers (famd's
 	// metadata service sets it; see Placer). Not read from the
 	// environment.
@@ -66,6 +74,11 @@ func DefaultOptions() Options {
 			o.Timeout = d
 		} else if n, err := strconv.Atoi(t); err == nil {
 			o.Timeout = time.Duration(n) * time.Second
+		}
+	}
+	if t := os.Getenv("OPENFAM_SPIN"); t != "" {
+		if d, err := time.ParseDuration(t); err == nil && d >= 0 {
+			o.Spin = d
 		}
 	}
 	switch strings.ToLower(os.Getenv("OPENFAM_DEFAULT_MEMORY_TYPE")) {

@@ -36,6 +36,7 @@ type remote struct {
 	// tokenFile is read when a memory server must be reached over TCP
 	// and famd itself is on a Unix socket.
 	tokenFile string
+	spin      time.Duration // transport.ClientOptions.Spin of every data plane
 
 	// Data planes of memory servers, dialled on first use (see
 	// memClient).
@@ -86,7 +87,7 @@ func readToken(path string) (string, error) {
 // dialRemote connects to the famd named by opts.Server: "unix:/path" or
 // "host:port".
 func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
-	r := &remote{addr: opts.Server, timeout: opts.Timeout, job: os.Getenv("FAMRUN_JOB")}
+	r := &remote{addr: opts.Server, timeout: opts.Timeout, job: os.Getenv("FAMRUN_JOB"), spin: opts.Spin}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
 	}
@@ -133,14 +134,14 @@ func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
 		conn.Close()
 		return nil, fmt.Errorf("famd at %s announces no data-plane address", opts.Server)
 	}
-	dc, err := transport.Dial(network, daddr, transport.ClientOptions{Token: token, Timeout: r.timeout})
+	dc, err := transport.Dial(network, daddr, transport.ClientOptions{Token: token, Timeout: r.timeout, Spin: r.spin})
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("famd data plane at %s: %v", daddr, err)
 	}
 	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
 	nr.conn = conn
-	nr.token, nr.tokenFile = token, opts.TokenFile
+	nr.token, nr.tokenFile, nr.spin = token, opts.TokenFile, opts.Spin
 	return nr, nil
 }
 

@@ -78,7 +78,7 @@ func (r *remote) memClient(id uint64) (*transport.Client, error) {
 		}
 		r.token, token = tok, tok
 	}
-	c, err := transport.Dial(network, addr, transport.ClientOptions{Token: token, Timeout: r.timeout})
+	c, err := transport.Dial(network, addr, transport.ClientOptions{Token: token, Timeout: r.timeout, Spin: r.spin})
 	if err != nil {
 		return nil, fmt.Errorf("%w: memory server %d at %s: %v", transport.ErrUnavailable, id, addr, err)
 	}

@@ -17,11 +17,19 @@
 #define _GNU_SOURCE
 #include <openfam.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 enum { BIG = 4 << 20, TARGET_NS = 50 * 1000 * 1000 };
 
@@ -268,55 +276,213 @@ static int get_wide(uint64_t mib)
     return 0;
 }
 
-/* ---- --pipeline: blocking vs non-blocking 4 KiB puts ---- */
-enum { SMALL_PUT = 4096, PIPE_SLOTS = 1024, QUIET_EVERY = 256 };
-static fam_desc_t *pipe_item;
-static uint8_t pipe_buf[SMALL_PUT];
+/* ---- --net: the famd data plane against raw TCP, process to process ---- */
+enum { SMALL_PUT = 4096, PIPE_SLOTS = 1024, QUIET_EVERY = 256, PING = 256 };
+static fam_desc_t *net_item;
+static uint8_t net_small[SMALL_PUT];
 static uint64_t pipe_next;
+static int raw_fd = -1;
+
+static void full_write(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0) {
+            perror("fambench: raw write");
+            exit(1);
+        }
+        p += w, n -= (size_t)w;
+    }
+}
+
+static void full_read(int fd, uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r <= 0) {
+            perror("fambench: raw read");
+            exit(1);
+        }
+        p += r, n -= (size_t)r;
+    }
+}
+
+/* The echo process (fambench --echo FD, started by --net): serves one
+ * connection accepted on the inherited listening socket FD. Requests: 'E'
+ * + 256 bytes -> the 256 bytes back; 'P' + 4 MiB -> one byte; 'G' -> 4 MiB. */
+static int echo_server(int lfd)
+{
+    int c = accept(lfd, NULL, NULL);
+    if (c < 0)
+        return 1;
+    int one = 1;
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    uint8_t *big = malloc(BIG);
+    uint8_t op;
+    for (;;) {
+        ssize_t r = read(c, &op, 1);
+        if (r <= 0)
+            return 0;
+        if (op == 'E') {
+            full_read(c, big, PING);
+            full_write(c, big, PING);
+        } else if (op == 'P') {
+            full_read(c, big, BIG);
+            full_write(c, &op, 1);
+        } else if (op == 'G') {
+            full_write(c, big, BIG);
+        } else {
+            return 1;
+        }
+    }
+}
+
+/* start_echo spawns the echo process (exec, never a bare fork: the Go
+ * runtime of libopenfam is already running) and connects to it. */
+static pid_t start_echo(void)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 1) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&a, &al) != 0) {
+        perror("fambench: echo listener");
+        exit(1);
+    }
+    char fdarg[16];
+    snprintf(fdarg, sizeof fdarg, "%d", lfd);
+    char *argv[] = {"fambench", "--echo", fdarg, NULL};
+    pid_t pid;
+    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0) {
+        perror("fambench: spawning the echo process");
+        exit(1);
+    }
+    close(lfd);
+    raw_fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (raw_fd < 0 || connect(raw_fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        perror("fambench: connecting to the echo process");
+        exit(1);
+    }
+    int one = 1;
+    setsockopt(raw_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return pid;
+}
+
+static void body_raw_ping(uint64_t iters)
+{
+    uint8_t m[1 + PING] = {'E'};
+    for (uint64_t i = 0; i < iters; i++) {
+        full_write(raw_fd, m, sizeof m);
+        full_read(raw_fd, m + 1, PING);
+    }
+}
+
+static void body_raw_put_big(uint64_t iters)
+{
+    uint8_t op = 'P';
+    for (uint64_t i = 0; i < iters; i++) {
+        full_write(raw_fd, &op, 1);
+        full_write(raw_fd, buf_a, BIG);
+        full_read(raw_fd, &op, 1);
+    }
+}
+
+static void body_raw_get_big(uint64_t iters)
+{
+    uint8_t op = 'G';
+    for (uint64_t i = 0; i < iters; i++) {
+        full_write(raw_fd, &op, 1);
+        full_read(raw_fd, buf_b, BIG);
+    }
+}
+
+static void body_net_get_256(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_get_blocking(buf_b, net_item, 0, PING));
+}
+
+static void body_net_get_big(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_get_blocking(buf_b, net_item, 0, BIG));
+}
+
+static void body_net_put_big(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_put_blocking(buf_a, net_item, 0, BIG));
+}
 
 static void body_put_4k(uint64_t iters)
 {
     for (uint64_t i = 0; i < iters; i++, pipe_next++)
-        CHECK(fam_put_blocking(pipe_buf, pipe_item, (pipe_next % PIPE_SLOTS) * SMALL_PUT, SMALL_PUT));
+        CHECK(fam_put_blocking(net_small, net_item, (pipe_next % PIPE_SLOTS) * SMALL_PUT, SMALL_PUT));
 }
 
 static void body_put_4k_nb(uint64_t iters)
 {
     for (uint64_t i = 0; i < iters; i++, pipe_next++) {
-        CHECK(fam_put_nonblocking(pipe_buf, pipe_item, (pipe_next % PIPE_SLOTS) * SMALL_PUT, SMALL_PUT));
+        CHECK(fam_put_nonblocking(net_small, net_item, (pipe_next % PIPE_SLOTS) * SMALL_PUT, SMALL_PUT));
         if (i % QUIET_EVERY == QUIET_EVERY - 1)
             CHECK(fam_quiet());
     }
     CHECK(fam_quiet());
 }
 
-/* Measures fam_put_nonblocking of 4 KiB (fam_quiet every 256) against
- * fam_put_blocking of 4 KiB, repeats interleaved: the pipelining figure of
- * the data plane of whatever famd OPENFAM_SERVER names (over TCP every put
- * crosses the network; on a Unix socket items are mapped and both are
- * memcpy). */
-static int pipeline(void)
+/* The data-plane figures of issue 3, each beside its baseline in the same
+ * run, all process to process over loopback TCP: fam_get_blocking 256 B vs
+ * a raw TCP ping-pong of 256 B with an echo process; fam_get/put_blocking
+ * 4 MiB vs a raw single-stream transfer of 4 MiB to/from the echo process;
+ * fam_put_nonblocking 4 KiB (fam_quiet every 256) vs fam_put_blocking 4 KiB.
+ * Meant for OPENFAM_SERVER=HOST:PORT (famd over TCP); on a Unix socket items
+ * are mapped and these are memcpy figures. */
+static int net(void)
 {
+    pid_t echo = start_echo();
     if (fam_initialize("fambench", NULL) != 0)
         die("fam_initialize");
     char rname[OPENFAM_NAME_MAX + 1];
-    snprintf(rname, sizeof rname, "fambench-pipe-%ld", (long)getpid());
-    region = fam_create_region(rname, (uint64_t)SMALL_PUT * PIPE_SLOTS + (1 << 20), 0600, NULL);
+    snprintf(rname, sizeof rname, "fambench-net-%ld", (long)getpid());
+    region = fam_create_region(rname, 8 << 20, 0600, NULL);
     if (region == NULL)
         die("fam_create_region");
-    pipe_item = fam_allocate("pipe", (uint64_t)SMALL_PUT * PIPE_SLOTS, 0600, region);
-    if (pipe_item == NULL)
+    net_item = fam_allocate("net", BIG, 0600, region);
+    if (net_item == NULL)
         die("fam_allocate");
-    memset(pipe_buf, 0x5a, sizeof pipe_buf);
-    double t[2];
-    const body_fn bodies[2] = {body_put_4k, body_put_4k_nb};
-    ns_per_op(bodies, 2, t);
-    report("fam_put_nonblocking 4 KiB", "us/op", t[1] / 1000, "fam_put_blocking 4 KiB", t[0] / 1000, NULL, 0, 0);
-    if (!json)
-        printf("pipelined non-blocking puts: %.2fx the rate of blocking ones\n", t[0] / t[1]);
+    buf_a = aligned_alloc(4096, BIG);
+    buf_b = aligned_alloc(4096, BIG);
+    if (buf_a == NULL || buf_b == NULL) {
+        fprintf(stderr, "fambench: out of memory\n");
+        return 1;
+    }
+    memset(buf_a, 0x33, BIG);
+    memset(net_small, 0x5a, sizeof net_small);
     if (json)
-        printf("]\n");
-    if (fam_deallocate(pipe_item) != 0 || fam_destroy_region(region) != 0)
+        printf("[");
+    else
+        printf("fambench --net: median of %d interleaved repeats, process to process; "
+               "\"x time\" = FAM time / baseline time\n\n",
+               repeats);
+    double t[3];
+    const body_fn lat[2] = {body_net_get_256, body_raw_ping};
+    ns_per_op(lat, 2, t);
+    report("fam_get_blocking 256 B", "us/op", t[0] / 1000, "raw TCP ping-pong 256 B", t[1] / 1000, NULL, 0, 0);
+    const double bytes = (double)BIG;
+    const body_fn get[2] = {body_net_get_big, body_raw_get_big};
+    ns_per_op(get, 2, t);
+    report("fam_get_blocking 4 MiB", "GB/s", bytes / t[0], "raw TCP stream 4 MiB in", bytes / t[1], NULL, 0, 1);
+    const body_fn put[2] = {body_net_put_big, body_raw_put_big};
+    ns_per_op(put, 2, t);
+    report("fam_put_blocking 4 MiB", "GB/s", bytes / t[0], "raw TCP stream 4 MiB out", bytes / t[1], NULL, 0, 1);
+    const body_fn pipe[2] = {body_put_4k_nb, body_put_4k};
+    ns_per_op(pipe, 2, t);
+    report("fam_put_nonblocking 4 KiB", "us/op", t[0] / 1000, "fam_put_blocking 4 KiB", t[1] / 1000, NULL, 0, 0);
+    if (json)
+        printf("\n]\n");
+    close(raw_fd);
+    waitpid(echo, NULL, 0);
+    if (fam_deallocate(net_item) != 0 || fam_destroy_region(region) != 0)
         die("cleanup");
     fam_finalize("fambench");
     return 0;
@@ -325,7 +491,7 @@ static int pipeline(void)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fambench [--json] [--repeats N] [--pipeline | --get-mib M] [--help]\n"
+            "usage: fambench [--json] [--repeats N] [--net | --get-mib M] [--help]\n"
             "\n"
             "Measures the OpenFAM C API against plain-memory baselines in the same run:\n"
             "  fam_get_blocking / fam_put_blocking 4 MiB vs memcpy 4 MiB (GB/s),\n"
@@ -336,8 +502,9 @@ static void usage(FILE *f)
             "\n"
             "  --json        print the results as a JSON array\n"
             "  --repeats N   repeats per figure\n"
-            "  --pipeline    measure only fam_put_nonblocking vs fam_put_blocking of 4 KiB\n"
-            "                (the famd data plane when OPENFAM_SERVER is a TCP address)\n"
+            "  --net         measure the famd data plane (OPENFAM_SERVER=HOST:PORT) against\n"
+            "                raw TCP to an echo process: 256 B get vs ping-pong, 4 MiB\n"
+            "                get/put vs a single stream, non-blocking vs blocking 4 KiB puts\n"
             "  --get-mib M   measure only fam_get_blocking of one M MiB item in a region\n"
             "                with default attributes (interleaved over every memory\n"
             "                server of the famd in OPENFAM_SERVER); see tests/stripe-bench.sh\n"
@@ -350,7 +517,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     uint64_t get_mib = 0;
-    int pipe_mode = 0;
+    int net_mode = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -363,8 +530,10 @@ int main(int argc, char **argv)
                 fprintf(stderr, "fambench: --repeats must be 1..63\n");
                 return 2;
             }
-        } else if (strcmp(argv[i], "--pipeline") == 0) {
-            pipe_mode = 1;
+        } else if (strcmp(argv[i], "--net") == 0) {
+            net_mode = 1;
+        } else if (strcmp(argv[i], "--echo") == 0 && i + 1 < argc) {
+            return echo_server(atoi(argv[i + 1]));
         } else if (strcmp(argv[i], "--get-mib") == 0 && i + 1 < argc) {
             get_mib = strtoull(argv[++i], NULL, 10);
             if (get_mib < 1 || get_mib > 4096) {
@@ -378,11 +547,8 @@ int main(int argc, char **argv)
     }
     if (get_mib > 0)
         return get_wide(get_mib);
-    if (pipe_mode) {
-        if (json)
-            printf("[");
-        return pipeline();
-    }
+    if (net_mode)
+        return net();
 
     if (fam_initialize("fambench", NULL) != 0)
         die("fam_initialize");

@@ -610,6 +610,8 @@ type cconn struct {
 
 	kick chan struct{} // asks the background reader to read outstanding replies
 	done chan struct{} // closed once the connection is torn down
+
+	spin *spinReader // polls for a waiting caller's reply; nil on Unix sockets or without Spin
 }
 
 func newCconn(nc net.Conn, cl *Client) *cconn {
@@ -618,6 +620,9 @@ func newCconn(nc net.Conn, cl *Client) *cconn {
 	var r io.Reader = nc
 	if uc, ok := nc.(*net.UnixConn); ok {
 		r = &fdReader{uc: uc, cc: cc, oob: make([]byte, unix.CmsgSpace(4*4))}
+	} else if sr := newSpinReader(nc, cl.opts.Spin); sr != nil {
+		r = sr
+		cc.spin = sr
 	}
 	cc.br = bufio.NewReaderSize(r, 64<<10)
 	go cc.background()
@@ -959,6 +964,12 @@ func (cc *cconn) setReadDeadline(t time.Time) {
 // connection fails; r's deadline bounds the reads.
 func (cc *cconn) lead(r *req) error {
 	cc.setReadDeadline(r.deadline)
+	if cc.spin != nil {
+		// The caller waits for this reply and nothing else: poll for it
+		// briefly instead of parking (see spinReader).
+		cc.spin.on.Store(true)
+		defer cc.spin.on.Store(false)
+	}
 	for {
 		got, err := cc.readFrame()
 		if err != nil {
@@ -1175,4 +1186,80 @@ func (f *fdReader) Read(p []byte) (int, error) {
 		f.cc.mu.Unlock()
 	}
 	return n, err
+}
+
+// spinReader reads a TCP connection for bufio. While a caller waits for its
+// own reply (the read role's holder in lead), it polls the socket with
+// non-blocking reads for up to the spin time before letting the runtime
+// park the goroutine until the socket is readable. A parked reader costs a
+// wake-up through the network poller on the reply, and through cgo (a C
+// thread calling fam_get_blocking, whose goroutine is locked to that
+// thread) a second hand-off to the caller's thread: together more than the
+// round trip of a small request on loopback. The background reader never
+// spins.
+type spinReader struct {
+	nc   net.Conn
+	rc   syscall.RawConn
+	spin time.Duration
+	on   atomic.Bool
+}
+
+func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
+	if spin <= 0 {
+		return nil
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return &spinReader{nc: nc, rc: rc, spin: spin}
+}
+
+func (s *spinReader) Read(p []byte) (int, error) {
+	if !s.on.Load() || len(p) == 0 {
+		return s.nc.Read(p)
+	}
+	var n int
+	var rerr error
+	var until time.Time
+	polled := false
+	err := s.rc.Read(func(fd uintptr) bool {
+		for {
+			m, err := unix.Read(int(fd), p)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				if polled {
+					// Woken by the poller: readable after all, or a
+					// spurious wake-up; wait again.
+					return false
+				}
+				now := time.Now()
+				if until.IsZero() {
+					until = now.Add(s.spin)
+				} else if now.After(until) {
+					polled = true
+					return false
+				}
+				continue
+			case err != nil:
+				rerr = err
+				return true
+			case m == 0:
+				rerr = io.EOF
+				return true
+			}
+			n = m
+			return true
+		}
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, rerr
 }

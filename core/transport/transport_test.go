@@ -61,7 +61,9 @@ func forNetworks(t *testing.T, fn func(t *testing.T, network string)) {
 func TestOps(t *testing.T) {
 	forNetworks(t, func(t *testing.T, network string) {
 		f := newFixture(t, network, ServerOptions{})
-		c := dial(t, network, f.adr, ClientOptions{})
+		// Waiting callers poll for their replies on TCP (Unix sockets
+		// ignore Spin): every op must read the same through the poller.
+		c := dial(t, network, f.adr, ClientOptions{Spin: 50 * time.Microsecond})
 		if err := c.Ping(); err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +256,7 @@ func TestChunked64MiB(t *testing.T) {
 	mem := newFileMem(t, t.TempDir(), size+4096)
 	key := mem.add(4096, size, RightRead|RightWrite)
 	addr := serve(t, NewServer(mem, ServerOptions{}), "tcp")
-	c := dial(t, "tcp", addr, ClientOptions{})
+	c := dial(t, "tcp", addr, ClientOptions{Spin: 50 * time.Microsecond})
 	src := make([]byte, size)
 	rand.Read(src)
 	if err := c.Put(key, 0, src); err != nil {
@@ -414,7 +416,9 @@ func TestServerKilledAndRestarted(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "heap")
 	cmd, addr := startHelper(t, "127.0.0.1:0", file)
 	const timeout = 2 * time.Second
-	c := dial(t, "tcp", addr, ClientOptions{Timeout: timeout})
+	// The client polls for replies (as the C library's does): a reset
+	// or EOF seen while polling fails the call like one seen asleep.
+	c := dial(t, "tcp", addr, ClientOptions{Timeout: timeout, Spin: 100 * time.Microsecond})
 	if err := c.Put(helperKey, 0, []byte("before the crash")); err != nil {
 		t.Fatal(err)
 	}
@@ -517,16 +521,20 @@ func TestSilentServer(t *testing.T) {
 	mu.Lock()
 	answerHello = true
 	mu.Unlock()
-	c := dial(t, "tcp", l.Addr().String(), ClientOptions{Conns: 1, Timeout: timeout})
-	for name, op := range map[string]func() error{
-		"ping": c.Ping,
-		"get":  func() error { return c.Get(Key{}, 0, make([]byte, 8)) },
-		// Bigger than the socket buffers: the write itself blocks.
-		"put 32 MiB": func() error { return c.Put(Key{}, 0, make([]byte, 32<<20)) },
-	} {
-		err := within(t, 3*time.Second, op)
-		if !errors.Is(err, ErrUnavailable) {
-			t.Fatalf("%s on a silent server: %v", name, err)
+	// With and without polling for the reply (ClientOptions.Spin): the
+	// deadline holds either way.
+	for _, spin := range []time.Duration{0, 200 * time.Microsecond} {
+		c := dial(t, "tcp", l.Addr().String(), ClientOptions{Conns: 1, Timeout: timeout, Spin: spin})
+		for name, op := range map[string]func() error{
+			"ping": c.Ping,
+			"get":  func() error { return c.Get(Key{}, 0, make([]byte, 8)) },
+			// Bigger than the socket buffers: the write itself blocks.
+			"put 32 MiB": func() error { return c.Put(Key{}, 0, make([]byte, 32<<20)) },
+		} {
+			err := within(t, 3*time.Second, op)
+			if !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("%s on a silent server (spin %v): %v", name, spin, err)
+			}
 		}
 	}
 }

@@ -58,6 +58,11 @@ type ClientOptions struct {
 	Token     string        // sent in the Hello frame
 	Timeout   time.Duration // per operation; default 30s (a stalled socket may fail up to Timeout/64 early: deadlines are reused)
 	ChunkSize int           // largest payload per frame; default 1 MiB
+	// Spin is how long a caller waiting for its reply on a TCP connection
+	// polls the socket before parking (see spinReader); 0 never polls.
+	// Worth it when the caller's thread is a C thread (cgo) and cores are
+	// not oversubscribed; it costs up to Spin of CPU per blocking call.
+	Spin time.Duration
 }
 
 // Error is a failure reported by the server: Code is an OpenFAM FAM_E*
