@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	gmd "google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/gofam/openfam/core/metadata"
@@ -37,6 +39,9 @@ type remote struct {
 	// and famd itself is on a Unix socket.
 	tokenFile string
 	spin      time.Duration // transport.ClientOptions.Spin of every data plane
+
+	// endSession stops the session loop (see startSession).
+	endSession func()
 
 	// Data planes of memory servers, dialled on first use (see
 	// memClient).
@@ -113,6 +118,14 @@ func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
 		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithPerRPCCredentials(bearer{token: tok, uid: uid, gid: gid}))
 	}
+	sess := new(atomic.Uint64)
+	dopts = append(dopts, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any,
+		cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
+		if id := sess.Load(); id != 0 {
+			ctx = gmd.AppendToOutgoingContext(ctx, sessionMD, strconv.FormatUint(id, 10))
+		}
+		return invoker(ctx, method, req, reply, cc, o...)
+	}))
 	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("famd at %s: %v", opts.Server, err)
@@ -141,11 +154,15 @@ func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
 	}
 	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
 	nr.conn = conn
+	nr.startSession(sess)
 	nr.token, nr.tokenFile, nr.spin = token, opts.TokenFile, opts.Spin
 	return nr, nil
 }
 
 func (r *remote) close() {
+	if r.endSession != nil {
+		r.endSession()
+	}
 	if r.data != nil {
 		r.data.Close()
 	}
@@ -233,4 +250,53 @@ func newRemote(addr string, cl pb.FamClient, data DataPlane, unix bool, timeout 
 		timeout = DefaultTimeout
 	}
 	return &remote{addr: addr, cl: cl, data: data, unix: unix, timeout: timeout, job: job}
+}
+
+// sessionMD is the gRPC metadata key of the session id (rpc.MDSession).
+const sessionMD = "x-fam-session"
+
+// startSession keeps a Session stream open with famd for as long as the
+// instance lives, reopening it when famd restarts, and publishes its id in
+// sess, which every call then carries: famd revokes the keys of a session
+// when its stream ends, so a crashed program leaves no keys behind. It
+// waits (up to the timeout) for the first id so that the program's first
+// items are in a session too.
+func (r *remote) startSession(sess *atomic.Uint64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan struct{})
+	done := make(chan struct{})
+	r.endSession = func() {
+		cancel()
+		<-done
+	}
+	go func() {
+		defer close(done)
+		var once sync.Once
+		backoff := 50 * time.Millisecond
+		for ctx.Err() == nil {
+			stream, err := r.cl.Session(ctx, &pb.SessionRequest{}, grpc.WaitForReady(true))
+			if err == nil {
+				var ev *pb.SessionEvent
+				if ev, err = stream.Recv(); err == nil {
+					sess.Store(ev.GetSession())
+					once.Do(func() { close(first) })
+					backoff = 50 * time.Millisecond
+					// Blocks until famd ends the stream or goes away.
+					for err == nil {
+						_, err = stream.Recv()
+					}
+					sess.Store(0)
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 2*time.Second)
+		}
+	}()
+	select {
+	case <-first:
+	case <-time.After(r.timeout):
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -173,6 +174,10 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 		grpc.Creds(ServerCredentials()),
 		grpc.UnaryInterceptor(s.UnaryInterceptor),
 		grpc.StreamInterceptor(s.StreamInterceptor),
+		// A client host that vanishes without closing its connection
+		// (power loss, partition) is found by keepalive pings, which ends
+		// its session and revokes its keys.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 	}
 }
 

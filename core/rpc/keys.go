@@ -21,6 +21,9 @@ type entry struct {
 	// servers holds the memory servers the key was granted on, for a
 	// placed item (nil otherwise).
 	servers []uint64
+	// session is the client session the key was issued in (0: none); its
+	// end revokes the key.
+	session uint64
 }
 
 // keyTable maps keys to entries. A key lives until CloseItem, or until the
@@ -38,8 +41,8 @@ type keyTable struct {
 func newKeyTable() *keyTable { return &keyTable{m: map[transport.Key]*entry{}} }
 
 // add issues a fresh key for it (which the table then owns) acting for id.
-func (t *keyTable) add(it *core.Item, id identity) *entry {
-	e := &entry{it: it, id: id}
+func (t *keyTable) add(it *core.Item, id identity, session uint64) *entry {
+	e := &entry{it: it, id: id, session: session}
 	// crypto/rand.Read never fails (it aborts the process if the kernel
 	// has no randomness), so its error is not checked.
 	_, _ = rand.Read(e.key[:])
@@ -82,6 +85,21 @@ func (t *keyTable) revoke(e *entry) {
 	// The handle may already be released (deallocated, region destroyed);
 	// then Close reports it and there is nothing left to do.
 	_ = e.it.Close()
+}
+
+// revokeSession revokes every key issued in session id.
+func (t *keyTable) revokeSession(id uint64) {
+	t.mu.Lock()
+	var es []*entry
+	for _, e := range t.m {
+		if e.session == id {
+			es = append(es, e)
+		}
+	}
+	t.mu.Unlock()
+	for _, e := range es {
+		t.revoke(e)
+	}
 }
 
 // closeAll revokes every key (famd shutting down).

@@ -57,6 +57,7 @@ type Server struct {
 	fam      *core.Fam
 	token    string
 	keys     *keyTable
+	sessions *sessions
 	barriers *barriers
 	start    time.Time
 	version  string
@@ -72,7 +73,7 @@ func NewServer(opts Options) *Server {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		version = bi.Main.Version
 	}
-	s := &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTable(),
+	s := &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTable(), sessions: newSessions(),
 		barriers: newBarriers(), start: time.Now(), version: version, host: host}
 	if opts.Cluster != nil {
 		s.keys.onRevoke = func(e *entry) { opts.Cluster.revoke(e.servers, e.key) }
@@ -81,9 +82,15 @@ func NewServer(opts Options) *Server {
 }
 
 // Drain releases every PE waiting in Barrier with a CodeRPC error and
-// makes later Barrier calls fail the same way, so that a graceful stop of
-// the gRPC server does not wait for barriers that cannot complete.
-func (s *Server) Drain() { s.barriers.drain() }
+// makes later Barrier calls fail the same way, and ends every client
+// session stream, so that a graceful stop of the gRPC server does not wait
+// for barriers that cannot complete or clients that stay.
+func (s *Server) Drain() {
+	s.barriers.drain()
+	// Session streams last as long as their clients: end them, or a
+	// graceful stop would wait for every client to go away.
+	s.sessions.drain()
+}
 
 // Close drains the barriers and revokes every key, releasing the
 // server-side item handles. Call it after the gRPC and data servers
@@ -293,11 +300,18 @@ func (s *Server) ListRegions(ctx context.Context, _ *pb.ListRegionsRequest) (*pb
 
 // issue registers a key for an item handle just opened for id and
 // answers with its description.
-func (s *Server) issue(id identity, it *core.Item, err error) (*pb.ItemReply, error) {
+func (s *Server) issue(ctx context.Context, id identity, it *core.Item, err error) (*pb.ItemReply, error) {
 	if err != nil {
 		return &pb.ItemReply{Err: famErr(err)}, nil
 	}
-	e := s.keys.add(it, id)
+	sid := s.sessionOf(ctx)
+	e := s.keys.add(it, id, sid)
+	if sid != 0 && !s.sessions.isLive(sid) {
+		// The session ended while the key was being made: its sweep may
+		// have missed this one.
+		s.keys.revoke(e)
+		return &pb.ItemReply{Err: errf(core.CodeRPC, "fam_lookup", "the client's session with famd ended")}, nil
+	}
 	if p, ok := it.Placement(); ok {
 		// The key must work on every memory server before the client gets
 		// it; revoking it withdraws it from the same servers.
@@ -351,14 +365,14 @@ func (s *Server) Allocate(ctx context.Context, req *pb.AllocateRequest) (*pb.Ite
 		it, err = r.Allocate(req.GetName(), req.GetSize(), req.GetMode())
 		return err
 	})
-	return s.issue(id, it, err)
+	return s.issue(ctx, id, it, err)
 }
 
 // Lookup finds an item by name and issues its key.
 func (s *Server) Lookup(ctx context.Context, req *pb.LookupRequest) (*pb.ItemReply, error) {
 	f, id := s.view(ctx)
 	it, err := f.Lookup(req.GetItem(), req.GetRegion())
-	return s.issue(id, it, err)
+	return s.issue(ctx, id, it, err)
 }
 
 // ItemAt resolves a global descriptor (after a restart, or after a key
@@ -373,7 +387,7 @@ func (s *Server) ItemAt(ctx context.Context, req *pb.ItemAtRequest) (*pb.ItemRep
 			_ = it.Close()
 		}
 	}
-	return s.issue(id, it, err)
+	return s.issue(ctx, id, it, err)
 }
 
 // CloseItem forgets a key and releases its server-side handle. Closing an
@@ -542,7 +556,7 @@ func (s *Server) RestoreNew(ctx context.Context, req *pb.RestoreNewRequest) (*pb
 		it = item
 		return nil
 	})
-	return s.issue(id, it, err)
+	return s.issue(ctx, id, it, err)
 }
 
 // DeleteBackup deletes a backup.

@@ -522,6 +522,26 @@ func (mr *MockFamClientMockRecorder) Servers(ctx, in any, opts ...any) *gomock.C
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Servers", reflect.TypeOf((*MockFamClient)(nil).Servers), varargs...)
 }
 
+// Session mocks base method.
+func (m *MockFamClient) Session(ctx context.Context, in *openfamv1.SessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[openfamv1.SessionEvent], error) {
+	m.ctrl.T.Helper()
+	varargs := []any{ctx, in}
+	for _, a := range opts {
+		varargs = append(varargs, a)
+	}
+	ret := m.ctrl.Call(m, "Session", varargs...)
+	ret0, _ := ret[0].(grpc.ServerStreamingClient[openfamv1.SessionEvent])
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Session indicates an expected call of Session.
+func (mr *MockFamClientMockRecorder) Session(ctx, in any, opts ...any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	varargs := append([]any{ctx, in}, opts...)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Session", reflect.TypeOf((*MockFamClient)(nil).Session), varargs...)
+}
+
 // StatItem mocks base method.
 func (m *MockFamClient) StatItem(ctx context.Context, in *openfamv1.KeyRequest, opts ...grpc.CallOption) (*openfamv1.ItemReply, error) {
 	m.ctrl.T.Helper()

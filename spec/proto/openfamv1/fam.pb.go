@@ -2459,6 +2459,86 @@ func (x *RevokeRequest) GetKeys() [][]byte {
 	return nil
 }
 
+type SessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionRequest) Reset() {
+	*x = SessionRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionRequest) ProtoMessage() {}
+
+func (x *SessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
+func (*SessionRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{40}
+}
+
+type SessionEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Session       uint64                 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionEvent) Reset() {
+	*x = SessionEvent{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionEvent) ProtoMessage() {}
+
+func (x *SessionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionEvent.ProtoReflect.Descriptor instead.
+func (*SessionEvent) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *SessionEvent) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
+}
+
 var File_openfam_v1_fam_proto protoreflect.FileDescriptor
 
 const file_openfam_v1_fam_proto_rawDesc = "" +
@@ -2646,7 +2726,10 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x06rights\x18\x05 \x01(\rR\x06rights\x12\x14\n" +
 	"\x05epoch\x18\x06 \x01(\fR\x05epoch\"#\n" +
 	"\rRevokeRequest\x12\x12\n" +
-	"\x04keys\x18\x01 \x03(\fR\x04keys2\xf1\f\n" +
+	"\x04keys\x18\x01 \x03(\fR\x04keys\"\x10\n" +
+	"\x0eSessionRequest\"(\n" +
+	"\fSessionEvent\x12\x18\n" +
+	"\asession\x18\x01 \x01(\x04R\asession2\xb4\r\n" +
 	"\x03Fam\x126\n" +
 	"\x04Info\x12\x17.openfam.v1.InfoRequest\x1a\x15.openfam.v1.InfoReply\x12H\n" +
 	"\fCreateRegion\x12\x1f.openfam.v1.CreateRegionRequest\x1a\x17.openfam.v1.RegionReply\x12H\n" +
@@ -2675,7 +2758,8 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\vListBackups\x12\x1d.openfam.v1.BackupNameRequest\x1a\x1c.openfam.v1.ListBackupsReply\x128\n" +
 	"\aBarrier\x12\x1a.openfam.v1.BarrierRequest\x1a\x11.openfam.v1.Reply\x126\n" +
 	"\x04Join\x12\x17.openfam.v1.JoinRequest\x1a\x15.openfam.v1.JoinReply\x12?\n" +
-	"\aServers\x12\x1a.openfam.v1.ServersRequest\x1a\x18.openfam.v1.ServersReply2\xd2\x02\n" +
+	"\aServers\x12\x1a.openfam.v1.ServersRequest\x1a\x18.openfam.v1.ServersReply\x12A\n" +
+	"\aSession\x12\x1a.openfam.v1.SessionRequest\x1a\x18.openfam.v1.SessionEvent0\x012\xd2\x02\n" +
 	"\x06Memory\x126\n" +
 	"\x04Info\x12\x17.openfam.v1.InfoRequest\x1a\x15.openfam.v1.InfoReply\x127\n" +
 	"\x06Ensure\x12\x1a.openfam.v1.SegmentRequest\x1a\x11.openfam.v1.Reply\x125\n" +
@@ -2696,7 +2780,7 @@ func file_openfam_v1_fam_proto_rawDescGZIP() []byte {
 	return file_openfam_v1_fam_proto_rawDescData
 }
 
-var file_openfam_v1_fam_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_openfam_v1_fam_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_openfam_v1_fam_proto_goTypes = []any{
 	(*FamError)(nil),                       // 0: openfam.v1.FamError
 	(*Reply)(nil),                          // 1: openfam.v1.Reply
@@ -2738,6 +2822,8 @@ var file_openfam_v1_fam_proto_goTypes = []any{
 	(*ZeroRequest)(nil),                    // 37: openfam.v1.ZeroRequest
 	(*GrantRequest)(nil),                   // 38: openfam.v1.GrantRequest
 	(*RevokeRequest)(nil),                  // 39: openfam.v1.RevokeRequest
+	(*SessionRequest)(nil),                 // 40: openfam.v1.SessionRequest
+	(*SessionEvent)(nil),                   // 41: openfam.v1.SessionEvent
 }
 var file_openfam_v1_fam_proto_depIdxs = []int32{
 	0,  // 0: openfam.v1.Reply.err:type_name -> openfam.v1.FamError
@@ -2784,45 +2870,47 @@ var file_openfam_v1_fam_proto_depIdxs = []int32{
 	29, // 41: openfam.v1.Fam.Barrier:input_type -> openfam.v1.BarrierRequest
 	30, // 42: openfam.v1.Fam.Join:input_type -> openfam.v1.JoinRequest
 	33, // 43: openfam.v1.Fam.Servers:input_type -> openfam.v1.ServersRequest
-	5,  // 44: openfam.v1.Memory.Info:input_type -> openfam.v1.InfoRequest
-	36, // 45: openfam.v1.Memory.Ensure:input_type -> openfam.v1.SegmentRequest
-	36, // 46: openfam.v1.Memory.Drop:input_type -> openfam.v1.SegmentRequest
-	37, // 47: openfam.v1.Memory.Zero:input_type -> openfam.v1.ZeroRequest
-	38, // 48: openfam.v1.Memory.Grant:input_type -> openfam.v1.GrantRequest
-	39, // 49: openfam.v1.Memory.Revoke:input_type -> openfam.v1.RevokeRequest
-	6,  // 50: openfam.v1.Fam.Info:output_type -> openfam.v1.InfoReply
-	10, // 51: openfam.v1.Fam.CreateRegion:output_type -> openfam.v1.RegionReply
-	10, // 52: openfam.v1.Fam.LookupRegion:output_type -> openfam.v1.RegionReply
-	10, // 53: openfam.v1.Fam.RegionByID:output_type -> openfam.v1.RegionReply
-	1,  // 54: openfam.v1.Fam.DestroyRegion:output_type -> openfam.v1.Reply
-	1,  // 55: openfam.v1.Fam.ResizeRegion:output_type -> openfam.v1.Reply
-	1,  // 56: openfam.v1.Fam.ChangeRegionPermissions:output_type -> openfam.v1.Reply
-	14, // 57: openfam.v1.Fam.ListRegions:output_type -> openfam.v1.ListRegionsReply
-	19, // 58: openfam.v1.Fam.Allocate:output_type -> openfam.v1.ItemReply
-	19, // 59: openfam.v1.Fam.Lookup:output_type -> openfam.v1.ItemReply
-	19, // 60: openfam.v1.Fam.ItemAt:output_type -> openfam.v1.ItemReply
-	1,  // 61: openfam.v1.Fam.CloseItem:output_type -> openfam.v1.Reply
-	1,  // 62: openfam.v1.Fam.Deallocate:output_type -> openfam.v1.Reply
-	1,  // 63: openfam.v1.Fam.ChangeItemPermissions:output_type -> openfam.v1.Reply
-	19, // 64: openfam.v1.Fam.StatItem:output_type -> openfam.v1.ItemReply
-	22, // 65: openfam.v1.Fam.ListItems:output_type -> openfam.v1.ListItemsReply
-	1,  // 66: openfam.v1.Fam.Copy:output_type -> openfam.v1.Reply
-	1,  // 67: openfam.v1.Fam.Backup:output_type -> openfam.v1.Reply
-	1,  // 68: openfam.v1.Fam.Restore:output_type -> openfam.v1.Reply
-	19, // 69: openfam.v1.Fam.RestoreNew:output_type -> openfam.v1.ItemReply
-	1,  // 70: openfam.v1.Fam.DeleteBackup:output_type -> openfam.v1.Reply
-	28, // 71: openfam.v1.Fam.ListBackups:output_type -> openfam.v1.ListBackupsReply
-	1,  // 72: openfam.v1.Fam.Barrier:output_type -> openfam.v1.Reply
-	31, // 73: openfam.v1.Fam.Join:output_type -> openfam.v1.JoinReply
-	34, // 74: openfam.v1.Fam.Servers:output_type -> openfam.v1.ServersReply
-	6,  // 75: openfam.v1.Memory.Info:output_type -> openfam.v1.InfoReply
-	1,  // 76: openfam.v1.Memory.Ensure:output_type -> openfam.v1.Reply
-	1,  // 77: openfam.v1.Memory.Drop:output_type -> openfam.v1.Reply
-	1,  // 78: openfam.v1.Memory.Zero:output_type -> openfam.v1.Reply
-	1,  // 79: openfam.v1.Memory.Grant:output_type -> openfam.v1.Reply
-	1,  // 80: openfam.v1.Memory.Revoke:output_type -> openfam.v1.Reply
-	50, // [50:81] is the sub-list for method output_type
-	19, // [19:50] is the sub-list for method input_type
+	40, // 44: openfam.v1.Fam.Session:input_type -> openfam.v1.SessionRequest
+	5,  // 45: openfam.v1.Memory.Info:input_type -> openfam.v1.InfoRequest
+	36, // 46: openfam.v1.Memory.Ensure:input_type -> openfam.v1.SegmentRequest
+	36, // 47: openfam.v1.Memory.Drop:input_type -> openfam.v1.SegmentRequest
+	37, // 48: openfam.v1.Memory.Zero:input_type -> openfam.v1.ZeroRequest
+	38, // 49: openfam.v1.Memory.Grant:input_type -> openfam.v1.GrantRequest
+	39, // 50: openfam.v1.Memory.Revoke:input_type -> openfam.v1.RevokeRequest
+	6,  // 51: openfam.v1.Fam.Info:output_type -> openfam.v1.InfoReply
+	10, // 52: openfam.v1.Fam.CreateRegion:output_type -> openfam.v1.RegionReply
+	10, // 53: openfam.v1.Fam.LookupRegion:output_type -> openfam.v1.RegionReply
+	10, // 54: openfam.v1.Fam.RegionByID:output_type -> openfam.v1.RegionReply
+	1,  // 55: openfam.v1.Fam.DestroyRegion:output_type -> openfam.v1.Reply
+	1,  // 56: openfam.v1.Fam.ResizeRegion:output_type -> openfam.v1.Reply
+	1,  // 57: openfam.v1.Fam.ChangeRegionPermissions:output_type -> openfam.v1.Reply
+	14, // 58: openfam.v1.Fam.ListRegions:output_type -> openfam.v1.ListRegionsReply
+	19, // 59: openfam.v1.Fam.Allocate:output_type -> openfam.v1.ItemReply
+	19, // 60: openfam.v1.Fam.Lookup:output_type -> openfam.v1.ItemReply
+	19, // 61: openfam.v1.Fam.ItemAt:output_type -> openfam.v1.ItemReply
+	1,  // 62: openfam.v1.Fam.CloseItem:output_type -> openfam.v1.Reply
+	1,  // 63: openfam.v1.Fam.Deallocate:output_type -> openfam.v1.Reply
+	1,  // 64: openfam.v1.Fam.ChangeItemPermissions:output_type -> openfam.v1.Reply
+	19, // 65: openfam.v1.Fam.StatItem:output_type -> openfam.v1.ItemReply
+	22, // 66: openfam.v1.Fam.ListItems:output_type -> openfam.v1.ListItemsReply
+	1,  // 67: openfam.v1.Fam.Copy:output_type -> openfam.v1.Reply
+	1,  // 68: openfam.v1.Fam.Backup:output_type -> openfam.v1.Reply
+	1,  // 69: openfam.v1.Fam.Restore:output_type -> openfam.v1.Reply
+	19, // 70: openfam.v1.Fam.RestoreNew:output_type -> openfam.v1.ItemReply
+	1,  // 71: openfam.v1.Fam.DeleteBackup:output_type -> openfam.v1.Reply
+	28, // 72: openfam.v1.Fam.ListBackups:output_type -> openfam.v1.ListBackupsReply
+	1,  // 73: openfam.v1.Fam.Barrier:output_type -> openfam.v1.Reply
+	31, // 74: openfam.v1.Fam.Join:output_type -> openfam.v1.JoinReply
+	34, // 75: openfam.v1.Fam.Servers:output_type -> openfam.v1.ServersReply
+	41, // 76: openfam.v1.Fam.Session:output_type -> openfam.v1.SessionEvent
+	6,  // 77: openfam.v1.Memory.Info:output_type -> openfam.v1.InfoReply
+	1,  // 78: openfam.v1.Memory.Ensure:output_type -> openfam.v1.Reply
+	1,  // 79: openfam.v1.Memory.Drop:output_type -> openfam.v1.Reply
+	1,  // 80: openfam.v1.Memory.Zero:output_type -> openfam.v1.Reply
+	1,  // 81: openfam.v1.Memory.Grant:output_type -> openfam.v1.Reply
+	1,  // 82: openfam.v1.Memory.Revoke:output_type -> openfam.v1.Reply
+	51, // [51:83] is the sub-list for method output_type
+	19, // [19:51] is the sub-list for method input_type
 	19, // [19:19] is the sub-list for extension type_name
 	19, // [19:19] is the sub-list for extension extendee
 	0,  // [0:19] is the sub-list for field type_name
@@ -2839,7 +2927,7 @@ func file_openfam_v1_fam_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_openfam_v1_fam_proto_rawDesc), len(file_openfam_v1_fam_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -50,6 +50,7 @@ const (
 	Fam_Barrier_FullMethodName                 = "/openfam.v1.Fam/Barrier"
 	Fam_Join_FullMethodName                    = "/openfam.v1.Fam/Join"
 	Fam_Servers_FullMethodName                 = "/openfam.v1.Fam/Servers"
+	Fam_Session_FullMethodName                 = "/openfam.v1.Fam/Session"
 )
 
 // FamClient is the client API for Fam service.
@@ -92,6 +93,12 @@ type FamClient interface {
 	// The memory servers this metadata service places regions on, with the
 	// addresses clients reach their data planes at.
 	Servers(ctx context.Context, in *ServersRequest, opts ...grpc.CallOption) (*ServersReply, error)
+	// A client's session: the first message carries its id, which the
+	// client then sends with every call (gRPC metadata x-fam-session). The
+	// stream stays open for the client's lifetime; when it ends (the client
+	// finalized, died or lost its connection) famd revokes every key issued
+	// in the session, so crashed clients leave no keys and no open items.
+	Session(ctx context.Context, in *SessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEvent], error)
 }
 
 type famClient struct {
@@ -352,6 +359,25 @@ func (c *famClient) Servers(ctx context.Context, in *ServersRequest, opts ...grp
 	return out, nil
 }
 
+func (c *famClient) Session(ctx context.Context, in *SessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Fam_ServiceDesc.Streams[0], Fam_Session_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SessionRequest, SessionEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Fam_SessionClient = grpc.ServerStreamingClient[SessionEvent]
+
 // FamServer is the server API for Fam service.
 // All implementations must embed UnimplementedFamServer
 // for forward compatibility.
@@ -392,6 +418,12 @@ type FamServer interface {
 	// The memory servers this metadata service places regions on, with the
 	// addresses clients reach their data planes at.
 	Servers(context.Context, *ServersRequest) (*ServersReply, error)
+	// A client's session: the first message carries its id, which the
+	// client then sends with every call (gRPC metadata x-fam-session). The
+	// stream stays open for the client's lifetime; when it ends (the client
+	// finalized, died or lost its connection) famd revokes every key issued
+	// in the session, so crashed clients leave no keys and no open items.
+	Session(*SessionRequest, grpc.ServerStreamingServer[SessionEvent]) error
 	mustEmbedUnimplementedFamServer()
 }
 
@@ -476,6 +508,9 @@ func (UnimplementedFamServer) Join(context.Context, *JoinRequest) (*JoinReply, e
 }
 func (UnimplementedFamServer) Servers(context.Context, *ServersRequest) (*ServersReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Servers not implemented")
+}
+func (UnimplementedFamServer) Session(*SessionRequest, grpc.ServerStreamingServer[SessionEvent]) error {
+	return status.Error(codes.Unimplemented, "method Session not implemented")
 }
 func (UnimplementedFamServer) mustEmbedUnimplementedFamServer() {}
 func (UnimplementedFamServer) testEmbeddedByValue()             {}
@@ -948,6 +983,17 @@ func _Fam_Servers_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Fam_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SessionRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(FamServer).Session(m, &grpc.GenericServerStream[SessionRequest, SessionEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Fam_SessionServer = grpc.ServerStreamingServer[SessionEvent]
+
 // Fam_ServiceDesc is the grpc.ServiceDesc for Fam service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1056,7 +1102,13 @@ var Fam_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Fam_Servers_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Session",
+			Handler:       _Fam_Session_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "openfam/v1/fam.proto",
 }
 

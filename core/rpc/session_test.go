@@ -1,0 +1,59 @@
+package rpc_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/gofam/openfam/core/embed"
+	"github.com/gofam/openfam/core/rpc"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+// eventually polls cond for up to 5 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("%s: not within 5s", what)
+}
+
+func TestSessionEndRevokesItsKeysOnly(t *testing.T) {
+	d, c := start(t, embed.Options{})
+	r := createRegion(t, c, "sess", 1<<20, 0o600)
+	sctx, endSession := context.WithCancel(context.Background())
+	defer endSession()
+	stream, err := c.Session(sctx, &pb.SessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := stream.Recv()
+	if err != nil || ev.GetSession() == 0 {
+		t.Fatalf("first session event: %v %v", ev, err)
+	}
+	if d.Server().Sessions() != 1 {
+		t.Fatalf("%d sessions open, want 1", d.Server().Sessions())
+	}
+	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	for _, name := range []string{"a", "b"} {
+		check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: name, Size: 4096, Mode: 0o600})).ok(t, "Allocate "+name)
+	}
+	// A key issued outside any session, and one naming an unknown session,
+	// are not the session's.
+	check(c.Lookup(ctx(t), &pb.LookupRequest{Item: "a", Region: "sess"})).ok(t, "Lookup without a session")
+	bogus := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, "987654321")
+	check(c.Lookup(bogus, &pb.LookupRequest{Item: "b", Region: "sess"})).ok(t, "Lookup naming an unknown session")
+	if d.Server().Keys() != 4 {
+		t.Fatalf("%d keys, want 4", d.Server().Keys())
+	}
+	// The client goes away: its session's two keys are revoked, the others
+	// stay.
+	endSession()
+	eventually(t, "session keys revoked", func() bool { return d.Server().Keys() == 2 && d.Server().Sessions() == 0 })
+}
