@@ -115,6 +115,8 @@ func Initialize(opts Options) (*Fam, error) {
 		}
 		f.remote = r
 		f.def = &Context{f: f}
+		hook := f.keyRevoked
+		r.revoked.Store(&hook)
 		return f, nil
 	}
 	if f.opts.DefaultMemoryType == MemoryDefault {
@@ -220,6 +222,10 @@ func (f *Fam) Finalize() error {
 	}
 	if !f.closed.CompareAndSwap(false, true) {
 		return Errorf(CodeInvalid, "fam_finalize", "already finalized")
+	}
+	if f.remote != nil && f.remote.endSession != nil {
+		// No revocation events may reach handles being torn down.
+		f.remote.endSession()
 	}
 	f.mu.Lock()
 	var notify []*Item

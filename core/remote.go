@@ -42,6 +42,9 @@ type remote struct {
 
 	// endSession stops the session loop (see startSession).
 	endSession func()
+	// revoked is called, from the session loop, with each key famd
+	// reports revoked (set once the instance exists).
+	revoked atomic.Pointer[func(transport.Key)]
 
 	// Data planes of memory servers, dialled on first use (see
 	// memClient).
@@ -265,9 +268,12 @@ func (r *remote) startSession(sess *atomic.Uint64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan struct{})
 	done := make(chan struct{})
+	var endOnce sync.Once
 	r.endSession = func() {
-		cancel()
-		<-done
+		endOnce.Do(func() {
+			cancel()
+			<-done
+		})
 	}
 	go func() {
 		defer close(done)
@@ -281,9 +287,15 @@ func (r *remote) startSession(sess *atomic.Uint64) {
 					sess.Store(ev.GetSession())
 					once.Do(func() { close(first) })
 					backoff = 50 * time.Millisecond
-					// Blocks until famd ends the stream or goes away.
+					// Runs until famd ends the stream or goes away.
 					for err == nil {
-						_, err = stream.Recv()
+						if ev, err = stream.Recv(); err == nil {
+							if k, ok := keyOf(ev.GetRevoked()); ok {
+								if fn := r.revoked.Load(); fn != nil {
+									(*fn)(k)
+								}
+							}
+						}
 					}
 					sess.Store(0)
 				}

@@ -383,3 +383,48 @@ func (f *Fam) rBarrier(op string) error {
 	rep, err := f.remote.cl.Barrier(context.Background(), &pb.BarrierRequest{Job: f.remote.job, Size: uint32(f.peCount), Rank: uint32(f.peID)})
 	return f.rReply(op, rep, err)
 }
+
+// keyRevoked runs when famd reports that it revoked key: another program
+// changed the item's permissions, deallocated it, or destroyed or resized
+// its region. Every handle still using the key resolves the item again,
+// which matters for items mapped here: their mapping gets the new rights
+// (the C fast path follows through the watcher) instead of keeping the old
+// ones until some data-plane call fails. A handle whose item is gone is
+// released; one that lost all access keeps no rights.
+func (f *Fam) keyRevoked(key transport.Key) {
+	f.mu.Lock()
+	var hs []*Item
+	for _, set := range f.items {
+		for it := range set {
+			if v := it.view.Load(); v != nil && v.key == key {
+				hs = append(hs, it)
+			}
+		}
+	}
+	f.mu.Unlock()
+	const op = "fam_revoked"
+	for _, it := range hs {
+		err := it.reresolve(op)
+		switch CodeOf(err) {
+		case CodeNotFound:
+			f.mu.Lock()
+			notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g == it.g })
+			f.mu.Unlock()
+			release(notify)
+		case CodeNoPerm:
+			old := it.view.Load()
+			if old == nil || old.key != key {
+				continue
+			}
+			nv := &itemView{size: old.size, key: old.key, dp: old.dp, striped: old.striped}
+			if it.view.CompareAndSwap(old, nv) {
+				if old.mapping != nil {
+					f.mu.Lock()
+					f.staleMaps = append(f.staleMaps, old.mapping)
+					f.mu.Unlock()
+				}
+				it.fire()
+			}
+		}
+	}
+}

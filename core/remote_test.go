@@ -242,3 +242,69 @@ func TestRemoteNonBlockingPipelined(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s+"\n"), 0o600) }
+
+// Another program's permission change reaches an item this program has
+// mapped (same host: famd passed the heap file) without any call failing
+// first: famd reports the revoked key on the session stream and the
+// handle resolves again.
+func TestRevocationReachesMappedItems(t *testing.T) {
+	d := startFamd(t, embed.Options{})
+	server := "unix:" + d.SocketPath()
+	a, b := client(t, server, ""), client(t, server, "")
+	r, err := a.CreateRegion("pushed", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 4096, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, rights, ok := it.Local(); !ok || rights != core.RightRead|core.RightWrite {
+		t.Fatalf("item not mapped read-write here (ok %v, rights %v)", ok, rights)
+	}
+	ca := a.Default()
+	if err := ca.Put([]byte("before"), it, 0); err != nil {
+		t.Fatal(err)
+	}
+	other, err := b.Lookup("x", "pushed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ChangePermissions(0o400); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the mapped item to become read-only", func() bool {
+		_, _, rights, ok := it.Local()
+		return ok && rights == core.RightRead
+	})
+	if err := ca.Put([]byte("after"), it, 0); core.CodeOf(err) != core.CodeNoPerm {
+		t.Fatalf("put after another program's chmod 0400: %v, want a permission error", err)
+	}
+	got := make([]byte, 6)
+	if err := ca.Get(got, it, 0); err != nil || string(got) != "before" {
+		t.Fatalf("get after chmod 0400: %q %v", got, err)
+	}
+	// Deallocated by the other program: the handle here is released.
+	if err := other.ChangePermissions(0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Deallocate(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the handle of the deallocated item to be released", func() bool {
+		_, _, _, ok := it.Local()
+		return !ok
+	})
+	if err := ca.Get(got, it, 0); core.CodeOf(err) != core.CodeInvalid {
+		t.Fatalf("get through the handle of a deallocated item: %v, want CodeInvalid", err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 5s for %s", what)
+		}
+	}
+}

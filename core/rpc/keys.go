@@ -34,7 +34,7 @@ type keyTable struct {
 	mu sync.RWMutex
 	m  map[transport.Key]*entry
 	// onRevoke, when set, runs after an entry is forgotten (withdrawing
-	// the key from memory servers).
+	// the key from memory servers, telling its session).
 	onRevoke func(e *entry)
 }
 
@@ -79,7 +79,7 @@ func (t *keyTable) revoke(e *entry) {
 		return
 	}
 	e.it.Watch(nil)
-	if onRevoke != nil && e.servers != nil {
+	if onRevoke != nil {
 		onRevoke(e)
 	}
 	// The handle may already be released (deallocated, region destroyed);

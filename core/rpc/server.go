@@ -75,8 +75,13 @@ func NewServer(opts Options) *Server {
 	}
 	s := &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTable(), sessions: newSessions(),
 		barriers: newBarriers(), start: time.Now(), version: version, host: host}
-	if opts.Cluster != nil {
-		s.keys.onRevoke = func(e *entry) { opts.Cluster.revoke(e.servers, e.key) }
+	s.keys.onRevoke = func(e *entry) {
+		if e.servers != nil && opts.Cluster != nil {
+			opts.Cluster.revoke(e.servers, e.key)
+		}
+		if e.session != 0 {
+			s.sessions.notify(e.session, e.key)
+		}
 	}
 	return s
 }

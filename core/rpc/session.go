@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -20,24 +21,50 @@ const MDSession = "x-fam-session"
 type sessions struct {
 	mu       sync.Mutex
 	next     uint64
-	live     map[uint64]struct{}
+	live     map[uint64]*session
 	stopping chan struct{} // closed by drain: every stream ends
 	drained  bool
 }
 
-func newSessions() *sessions {
-	return &sessions{live: map[uint64]struct{}{}, stopping: make(chan struct{})}
+// session is one open stream: the revoked keys waiting to be sent.
+type session struct {
+	mu      sync.Mutex
+	revoked [][]byte
+	signal  chan struct{}
 }
 
-func (ss *sessions) open() (uint64, bool) {
+func newSessions() *sessions {
+	return &sessions{live: map[uint64]*session{}, stopping: make(chan struct{})}
+}
+
+func (ss *sessions) open() (uint64, *session, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.drained {
-		return 0, false
+		return 0, nil, false
 	}
 	ss.next++
-	ss.live[ss.next] = struct{}{}
-	return ss.next, true
+	se := &session{signal: make(chan struct{}, 1)}
+	ss.live[ss.next] = se
+	return ss.next, se, true
+}
+
+// notify queues key for session id's stream; a session that ended is
+// ignored.
+func (ss *sessions) notify(id uint64, key transport.Key) {
+	ss.mu.Lock()
+	se := ss.live[id]
+	ss.mu.Unlock()
+	if se == nil {
+		return
+	}
+	se.mu.Lock()
+	se.revoked = append(se.revoked, append([]byte(nil), key[:]...))
+	se.mu.Unlock()
+	select {
+	case se.signal <- struct{}{}:
+	default:
+	}
 }
 
 func (ss *sessions) close(id uint64) {
@@ -82,7 +109,7 @@ func (s *Server) sessionOf(ctx context.Context) uint64 {
 // the caller goes away or famd stops; then every key of the session is
 // revoked.
 func (s *Server) Session(_ *pb.SessionRequest, stream pb.Fam_SessionServer) error {
-	id, ok := s.sessions.open()
+	id, se, ok := s.sessions.open()
 	if !ok {
 		return nil
 	}
@@ -93,11 +120,24 @@ func (s *Server) Session(_ *pb.SessionRequest, stream pb.Fam_SessionServer) erro
 	if err := stream.Send(&pb.SessionEvent{Session: id}); err != nil {
 		return err
 	}
-	select {
-	case <-stream.Context().Done():
-	case <-s.sessions.stopping:
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-s.sessions.stopping:
+			return nil
+		case <-se.signal:
+		}
+		se.mu.Lock()
+		keys := se.revoked
+		se.revoked = nil
+		se.mu.Unlock()
+		for _, k := range keys {
+			if err := stream.Send(&pb.SessionEvent{Revoked: k}); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
 }
 
 // Sessions reports how many client sessions are open (for logs and tests).

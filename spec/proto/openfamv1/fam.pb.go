@@ -2496,8 +2496,12 @@ func (*SessionRequest) Descriptor() ([]byte, []int) {
 }
 
 type SessionEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Session       uint64                 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Session uint64                 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"` // in the first event
+	// A key issued in this session that famd revoked (permissions changed,
+	// item deallocated, region destroyed or resized): the client resolves
+	// the item again, which matters most for items it has mapped.
+	Revoked       []byte `protobuf:"bytes,2,opt,name=revoked,proto3" json:"revoked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2537,6 +2541,13 @@ func (x *SessionEvent) GetSession() uint64 {
 		return x.Session
 	}
 	return 0
+}
+
+func (x *SessionEvent) GetRevoked() []byte {
+	if x != nil {
+		return x.Revoked
+	}
+	return nil
 }
 
 var File_openfam_v1_fam_proto protoreflect.FileDescriptor
@@ -2727,9 +2738,10 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x05epoch\x18\x06 \x01(\fR\x05epoch\"#\n" +
 	"\rRevokeRequest\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\fR\x04keys\"\x10\n" +
-	"\x0eSessionRequest\"(\n" +
+	"\x0eSessionRequest\"B\n" +
 	"\fSessionEvent\x12\x18\n" +
-	"\asession\x18\x01 \x01(\x04R\asession2\xb4\r\n" +
+	"\asession\x18\x01 \x01(\x04R\asession\x12\x18\n" +
+	"\arevoked\x18\x02 \x01(\fR\arevoked2\xb4\r\n" +
 	"\x03Fam\x126\n" +
 	"\x04Info\x12\x17.openfam.v1.InfoRequest\x1a\x15.openfam.v1.InfoReply\x12H\n" +
 	"\fCreateRegion\x12\x1f.openfam.v1.CreateRegionRequest\x1a\x17.openfam.v1.RegionReply\x12H\n" +

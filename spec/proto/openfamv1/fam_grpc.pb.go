@@ -98,6 +98,8 @@ type FamClient interface {
 	// stream stays open for the client's lifetime; when it ends (the client
 	// finalized, died or lost its connection) famd revokes every key issued
 	// in the session, so crashed clients leave no keys and no open items.
+	// While it lasts, famd sends an event for every key of the session it
+	// revokes.
 	Session(ctx context.Context, in *SessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEvent], error)
 }
 
@@ -423,6 +425,8 @@ type FamServer interface {
 	// stream stays open for the client's lifetime; when it ends (the client
 	// finalized, died or lost its connection) famd revokes every key issued
 	// in the session, so crashed clients leave no keys and no open items.
+	// While it lasts, famd sends an event for every key of the session it
+	// revokes.
 	Session(*SessionRequest, grpc.ServerStreamingServer[SessionEvent]) error
 	mustEmbedUnimplementedFamServer()
 }
