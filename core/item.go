@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gofam/openfam/core/internal/pages"
 	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
 )
@@ -153,10 +154,20 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 		if zerr != nil {
 			_ = rs.alloc.Free(off, n)
 			rs.mu.Unlock()
-			if CodeOf(zerr) == CodeNotFound {
+			switch CodeOf(zerr) {
+			case CodeNotFound:
 				return nil, zerr
+			case CodeNoSpace:
+				return nil, Errorf(CodeNoSpace, op, "region %q: %v", rec.Name, zerr)
 			}
 			return nil, Errorf(CodeRPC, op, "%v", zerr)
+		}
+	}
+	if !Placed(rs.rec) {
+		if err := pages.ZeroReserve(int(rs.file.Fd()), rs.mem, off, n); err != nil {
+			_ = rs.alloc.Free(off, n)
+			rs.mu.Unlock()
+			return nil, Errorf(CodeNoSpace, op, "region %q: %v", rec.Name, err)
 		}
 	}
 	if err := f.store.PutItem(irec); err != nil {
@@ -164,33 +175,12 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 		rs.mu.Unlock()
 		return nil, storeErr(op, "data item", name+" in region "+rec.Name, err)
 	}
-	if !Placed(rs.rec) {
-		zero(rs, off, n)
-	}
 	rs.mu.Unlock()
 	v, err := f.makeViewLocked(irec)
 	if err != nil {
 		return nil, Errorf(CodeResource, op, "%v", err)
 	}
 	return f.newItemLocked(irec, v), nil
-}
-
-// zero clears a fresh block so no item sees a predecessor's bytes. Large
-// blocks have their pages punched out of the file, which is cheaper than
-// writing zeros and gives the memory back.
-func zero(rs *regionState, off, n uint64) {
-	const page = 4096
-	mem := rs.mem[off : off+n]
-	if n >= 1<<20 {
-		lo := (off + page - 1) &^ (page - 1)
-		hi := (off + n) &^ (page - 1)
-		if hi > lo && unix.Fallocate(int(rs.file.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(lo), int64(hi-lo)) == nil {
-			clear(mem[:lo-off])
-			clear(mem[hi-off:])
-			return
-		}
-	}
-	clear(mem)
 }
 
 // Lookup returns a handle on the item called item in the region called

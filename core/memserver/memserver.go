@@ -34,6 +34,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/internal/pages"
 	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
@@ -355,17 +356,9 @@ func (s *Server) Zero(_ context.Context, req *pb.ZeroRequest) (*pb.Reply, error)
 	if off > uint64(len(m)) || n > uint64(len(m))-off {
 		return fail(fmt.Errorf("zero [%d, +%d) beyond segment of %d bytes", off, n, len(m))), nil
 	}
-	const page = 4096
-	if n >= 1<<20 {
-		lo := (off + page - 1) &^ (page - 1)
-		hi := (off + n) &^ (page - 1)
-		if hi > lo && unix.Fallocate(int(sg.file.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(lo), int64(hi-lo)) == nil {
-			clear(m[off:lo])
-			clear(m[hi : off+n])
-			return &pb.Reply{}, nil
-		}
+	if err := pages.ZeroReserve(int(sg.file.Fd()), m, off, n); err != nil {
+		return &pb.Reply{Err: &pb.FamError{Code: int32(core.CodeNoSpace), Msg: err.Error()}}, nil
 	}
-	clear(m[off : off+n])
 	return &pb.Reply{}, nil
 }
 

@@ -282,7 +282,9 @@ func (c *Cluster) onServers(ids []uint64, fn func(ctx context.Context, j int, m 
 			case err != nil:
 				errs[j] = fmt.Errorf("memory server %d at %s: %v", m.rec.ID, m.rec.Control, err)
 			case rep.GetErr().GetCode() != 0:
-				errs[j] = fmt.Errorf("memory server %d at %s: %s", m.rec.ID, m.rec.Control, rep.GetErr().GetMsg())
+				// The server's code travels on (no space, say) so that the
+				// core can report it.
+				errs[j] = core.Errorf(core.Code(rep.GetErr().GetCode()), "", "memory server %d at %s: %s", m.rec.ID, m.rec.Control, rep.GetErr().GetMsg())
 			}
 		}()
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/bits"
 	"net"
+	"runtime/debug"
 	"sync"
 	"unsafe"
 
@@ -146,6 +147,16 @@ const readBuffer = 128 << 10
 
 func (s *Server) serveConn(c net.Conn) {
 	defer c.Close()
+	// The served memory is a shared mapping of a sparse file: if its
+	// filesystem cannot provide a page (tmpfs full, disk full or gone),
+	// touching it raises SIGBUS. Allocation reserves items' pages so this
+	// should not happen; if it does, only this connection ends, not famd.
+	debug.SetPanicOnFault(true)
+	defer func() {
+		if p := recover(); p != nil {
+			s.logf("data plane: connection from %v: memory fault serving a request (%v); closing it", c.RemoteAddr(), p)
+		}
+	}()
 	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(c, readBuffer), bw: bufio.NewWriterSize(c, 64<<10),
 		authed: s.opts.Token == ""}
 	for {
