@@ -164,7 +164,7 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 		}
 	}
 	if !Placed(rs.rec) {
-		if err := pages.ZeroReserve(int(rs.file.Fd()), rs.mem, off, n); err != nil {
+		if err := pages.ZeroReserve(int(rs.file.Fd()), rs.mem, off, n, &rs.reserved); err != nil {
 			_ = rs.alloc.Free(off, n)
 			rs.mu.Unlock()
 			return nil, Errorf(CodeNoSpace, op, "region %q: %v", rec.Name, err)

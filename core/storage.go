@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gofam/openfam/core/allocator"
+	"github.com/gofam/openfam/core/internal/pages"
 	"github.com/gofam/openfam/core/metadata"
 )
 
@@ -23,6 +24,8 @@ type regionState struct {
 	mem   []byte   // the current mapping, len == rec.Size
 	old   [][]byte // superseded mappings, kept until close (see remap)
 	alloc *allocator.Allocator
+	// reserved is which chunks of the file are backed (see pages).
+	reserved pages.Reserved
 }
 
 // openRegion maps region rec, creating its file when create is set, and

@@ -78,7 +78,8 @@ type segment struct {
 	file       *os.File
 	mem        atomic.Pointer[[]byte] // current mapping
 	old        [][]byte               // superseded mappings, kept until close: a racing request may still use one
-	mu         sync.Mutex             // resizing
+	mu         sync.Mutex             // resizing, zeroing
+	reserved   pages.Reserved         // chunks of the file known to be backed
 }
 
 type grant struct {
@@ -356,7 +357,7 @@ func (s *Server) Zero(_ context.Context, req *pb.ZeroRequest) (*pb.Reply, error)
 	if off > uint64(len(m)) || n > uint64(len(m))-off {
 		return fail(fmt.Errorf("zero [%d, +%d) beyond segment of %d bytes", off, n, len(m))), nil
 	}
-	if err := pages.ZeroReserve(int(sg.file.Fd()), m, off, n); err != nil {
+	if err := pages.ZeroReserve(int(sg.file.Fd()), m, off, n, &sg.reserved); err != nil {
 		return &pb.Reply{Err: &pb.FamError{Code: int32(core.CodeNoSpace), Msg: err.Error()}}, nil
 	}
 	return &pb.Reply{}, nil

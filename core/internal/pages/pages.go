@@ -10,22 +10,67 @@ import (
 
 const page = 4096
 
+// Chunk is the granularity of reservations: a chunk once backed stays
+// backed (pages punched out to zero them are backed again at once), so
+// later allocations in it need no system call.
+const Chunk = 2 << 20
+
+// Reserved records the chunks of one heap file known to be backed. The
+// zero value is empty; it is not safe for concurrent use (callers hold the
+// heap's lock).
+type Reserved struct {
+	chunks map[uint64]struct{}
+}
+
+// reserve backs [lo, hi) of fd with storage.
+func reserve(fd int, lo, hi uint64) error {
+	if err := unix.Fallocate(fd, 0, int64(lo), int64(hi-lo)); err != nil && err != unix.EOPNOTSUPP {
+		return fmt.Errorf("reserving %d bytes of the heap file: %w", hi-lo, err)
+	}
+	return nil
+}
+
+// ensure backs every page of [off, off+n) of a file of size bytes:
+// whole chunks where it can (and remembers them), else just the pages of
+// the range, so that a nearly full filesystem fails only what does not
+// fit.
+func (r *Reserved) ensure(fd int, size, off, n uint64) error {
+	if r.chunks == nil {
+		r.chunks = map[uint64]struct{}{}
+	}
+	first, last := off/Chunk, (off+n-1)/Chunk
+	for c := first; c <= last; c++ {
+		if _, ok := r.chunks[c]; ok {
+			continue
+		}
+		lo, hi := c*Chunk, min((c+1)*Chunk, size)
+		if reserve(fd, lo, hi) == nil {
+			r.chunks[c] = struct{}{}
+			continue
+		}
+		plo := max(lo, off&^(page-1))
+		phi := min(hi, (off+n+page-1)&^(page-1))
+		if err := reserve(fd, plo, phi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ZeroReserve makes bytes [off, off+n) of the file fd, mapped shared at
-// mem, read as zeros and backs every page they touch with storage. Large
-// ranges have their whole pages punched out first (cheaper than writing
-// zeros, and the old pages go back). Backing the pages now matters: a heap
-// file is sparse, and a store through the mapping into a page that tmpfs
-// or the disk can no longer provide kills the writer with SIGBUS, where an
-// allocation can fail cleanly. It returns the fallocate error (ENOSPC,
-// typically) with nothing zeroed.
-func ZeroReserve(fd int, mem []byte, off, n uint64) error {
+// mem (the whole file), read as zeros and backs every page they touch with
+// storage. Large ranges have their whole pages punched out (cheaper than
+// writing zeros, and the old pages go back) and backed again. Backing
+// matters: a heap file is sparse, and a store through the mapping into a
+// page that tmpfs or the disk can no longer provide kills the writer with
+// SIGBUS, where an allocation can fail cleanly. It returns the fallocate
+// error (ENOSPC, typically) with nothing zeroed.
+func ZeroReserve(fd int, mem []byte, off, n uint64, res *Reserved) error {
 	if n == 0 {
 		return nil
 	}
-	lo := off &^ (page - 1)
-	hi := (off + n + page - 1) &^ (page - 1)
-	if err := unix.Fallocate(fd, 0, int64(lo), int64(hi-lo)); err != nil && err != unix.EOPNOTSUPP {
-		return fmt.Errorf("reserving %d bytes of the heap file: %w", hi-lo, err)
+	if err := res.ensure(fd, uint64(len(mem)), off, n); err != nil {
+		return err
 	}
 	r := mem[off : off+n]
 	if n >= 1<<20 {
@@ -35,10 +80,7 @@ func ZeroReserve(fd int, mem []byte, off, n uint64) error {
 			clear(r[:plo-off])
 			clear(r[phi-off:])
 			// Punched pages read as zeros; back them again.
-			if err := unix.Fallocate(fd, 0, int64(plo), int64(phi-plo)); err != nil && err != unix.EOPNOTSUPP {
-				return fmt.Errorf("reserving %d bytes of the heap file: %w", phi-plo, err)
-			}
-			return nil
+			return reserve(fd, plo, phi)
 		}
 	}
 	clear(r)
