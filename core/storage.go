@@ -111,6 +111,8 @@ func (rs *regionState) remap(size uint64) error {
 	}
 	rs.old = append(rs.old, rs.mem)
 	rs.mem = mem
+	// A shrink gave pages back: what was known backed may not be now.
+	rs.reserved = pages.Reserved{}
 	return nil
 }
 

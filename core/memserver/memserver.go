@@ -269,6 +269,8 @@ func (s *Server) segment(d *pb.Segment, exact bool) (*segment, error) {
 		sg.old = append(sg.old, old)
 	}
 	sg.mem.Store(&m)
+	// A shrink gave pages back: what was known backed may not be now.
+	sg.reserved = pages.Reserved{}
 	return sg, nil
 }
 
