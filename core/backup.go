@@ -2,6 +2,7 @@ package core
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gofam/openfam/core/metadata"
 )
 
 // A backup is one file in the archive directory: the magic, a 4-byte
@@ -55,8 +58,9 @@ func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 	if f.remote != nil {
 		return f.rBackup(op, it, name)
 	}
-	if v.mem == nil {
-		return nil, it.notHere("back up")
+	src, err := it.contents(op, v)
+	if err != nil {
+		return nil, err
 	}
 	rec, err := it.record(op)
 	if err != nil {
@@ -67,14 +71,14 @@ func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 	}
 	h := backupHeader{Name: name, Size: rec.Size, Mode: rec.Mode, UID: rec.UID, GID: rec.GID, Item: rec.Name, Created: time.Now().UnixNano()}
 	return f.def.start(func() error {
-		if err := writeBackup(path, h, v.mem); err != nil {
+		if err := writeBackup(path, h, src); err != nil {
 			return Errorf(CodeBackupNotCreated, op, "backup %q: %v", name, err)
 		}
 		return nil
 	}), nil
 }
 
-func writeBackup(path string, h backupHeader, data []byte) error {
+func writeBackup(path string, h backupHeader, data io.Reader) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -93,7 +97,7 @@ func writeBackup(path string, h backupHeader, data []byte) error {
 	w.WriteString(backupMagic)
 	w.Write(n[:])
 	w.Write(hdr)
-	if _, err := w.Write(data); err != nil {
+	if _, err := io.Copy(w, data); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -174,7 +178,7 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	if f.remote != nil {
 		return f.rRestore(op, name, dst)
 	}
-	if v.mem == nil {
+	if v.mem == nil && !v.placed() {
 		return nil, dst.notHere("restore")
 	}
 	fl, h, err := f.openBackup(op, name)
@@ -187,7 +191,7 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	}
 	return f.def.start(func() error {
 		defer fl.Close()
-		if _, err := io.ReadFull(fl, v.mem[:h.Size]); err != nil {
+		if err := dst.fill(v, fl, h.Size); err != nil {
 			return Errorf(CodeBackupNotFound, op, "reading backup %q: %v", name, err)
 		}
 		return nil
@@ -216,9 +220,6 @@ func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (
 		return nil, nil, err
 	}
 	fl.Close()
-	if rec, err := r.record(op); err == nil && Placed(rec) {
-		return nil, nil, Errorf(CodeUnimplemented, op, "region %q lives on memory servers; this famd keeps only its catalogue and cannot restore into it", rec.Name)
-	}
 	it, err := r.Allocate(itemName, h.Size, mode)
 	if err != nil {
 		return nil, nil, err
@@ -232,8 +233,7 @@ func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (
 				return err
 			}
 			defer fl.Close()
-			_, err = io.ReadFull(fl, v.mem[:h.Size])
-			return err
+			return it.fill(v, fl, h.Size)
 		})
 		return w, it, nil
 	}
@@ -302,4 +302,67 @@ func (f *Fam) ListBackups(prefix string) (string, error) {
 		return "", nil
 	}
 	return strings.Join(lines, "\n") + "\n", nil
+}
+
+// placed reports whether the view's item lives on memory servers (this
+// instance keeping its catalogue).
+func (v *itemView) placed() bool { return v.rs != nil && Placed(v.rs.rec) }
+
+// contents reads the whole item: its mapping, or, for an item on memory
+// servers, its bytes fetched through the Placer chunk by chunk.
+func (it *Item) contents(op string, v *itemView) (io.Reader, error) {
+	switch {
+	case v.mem != nil:
+		return bytes.NewReader(v.mem), nil
+	case v.placed():
+		return &placedReader{f: it.f, rec: v.rs.rec, base: it.g.Offset, size: v.size}, nil
+	}
+	return nil, it.notHere("back up")
+}
+
+// fill writes n bytes read from r into the start of the item.
+func (it *Item) fill(v *itemView, r io.Reader, n uint64) error {
+	if v.mem != nil {
+		_, err := io.ReadFull(r, v.mem[:n])
+		return err
+	}
+	if !v.placed() {
+		return it.notHere("restore")
+	}
+	buf := make([]byte, min(n, placedChunk))
+	for done := uint64(0); done < n; {
+		m := min(uint64(len(buf)), n-done)
+		if _, err := io.ReadFull(r, buf[:m]); err != nil {
+			return err
+		}
+		if err := it.f.opts.Placer.WriteAt(v.rs.rec, it.g.Offset+done, buf[:m]); err != nil {
+			return err
+		}
+		done += m
+	}
+	return nil
+}
+
+// placedChunk bounds the buffer of a transfer between famd and memory
+// servers.
+const placedChunk = 4 << 20
+
+// placedReader reads an item on memory servers in chunks.
+type placedReader struct {
+	f          *Fam
+	rec        metadata.Region
+	base, size uint64
+	pos        uint64
+}
+
+func (r *placedReader) Read(p []byte) (int, error) {
+	if r.pos >= r.size {
+		return 0, io.EOF
+	}
+	n := min(uint64(len(p)), r.size-r.pos, placedChunk)
+	if err := r.f.opts.Placer.ReadAt(r.rec, r.base+r.pos, p[:n]); err != nil {
+		return 0, err
+	}
+	r.pos += n
+	return int(n), nil
 }

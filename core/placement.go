@@ -27,6 +27,11 @@ type Placer interface {
 	Destroy(rec metadata.Region)
 	// Zero clears region bytes [off, off+n) on the servers holding them.
 	Zero(rec metadata.Region, off, n uint64) error
+	// ReadAt and WriteAt move region bytes [off, off+len(b)) between the
+	// servers and b, for what the instance itself does with an item's
+	// bytes (backup and restore). b is at most a few MiB.
+	ReadAt(rec metadata.Region, off uint64, b []byte) error
+	WriteAt(rec metadata.Region, off uint64, b []byte) error
 }
 
 // Placed reports whether a region's bytes live on memory servers rather
@@ -57,7 +62,8 @@ func (it *Item) Placement() (p Placement, ok bool) {
 
 // notHere is the error of a data-path call on a placed item in the
 // instance that only keeps its catalogue (famd's metadata service):
-// clients reach those bytes on the memory servers' data planes.
+// clients reach those bytes on the memory servers' data planes, and the
+// instance itself only through the Placer (backup and restore).
 func (it *Item) notHere(op string) error {
 	return Errorf(CodeUnimplemented, op, "data item {%d, %d} lives on memory servers; this famd keeps only its catalogue and cannot %s it (clients reach the bytes on the memory servers directly)", it.g.RegionID, it.g.Offset, op)
 }

@@ -12,10 +12,11 @@ Feature: Regions striped over several memory servers
   so an interleaved item behaves exactly like any other: blocking and
   non-blocking transfers, atomics, gather and scatter, and copies read and
   write the bytes the program addressed, whichever servers hold them, and
-  ranges are checked against the item before any server is asked. Two
-  things are not available on interleaved items: fam_map (the bytes are not
-  in one local file) fails with FAM_EUNIMPL, and so does fam_backup (the
-  metadata service holds no data to copy). With no memory server joined, a
+  ranges are checked against the item before any server is asked.
+  fam_map is not available on interleaved items (the bytes are not in one
+  local file) and fails with FAM_EUNIMPL; fam_backup and fam_restore work,
+  the metadata service fetching and storing the bytes on the memory
+  servers. With no memory server joined, a
   metadata service cannot place a region and fam_create_region fails with
   FAM_ERESOURCE. In these scenarios the famd and its memory servers run in
   the test process on real sockets, with 4 KiB blocks so that short items
@@ -146,9 +147,18 @@ Feature: Regions striped over several memory servers
     When I try to map item "span"
     Then it fails with FAM_EUNIMPL
 
-  Scenario: an interleaved item cannot be backed up
-    When I try to back up item "span" as "span-backup"
-    Then it fails with FAM_EUNIMPL
+  Scenario: an interleaved item is backed up and restored across every server
+    Given I put "first block" at offset 10 of item "span"
+    And I put "across a boundary" at offset 4090 of item "span"
+    And I put "last block" at offset 19990 of item "span"
+    When I back up item "span" as "span-backup"
+    And I put "overwritten" at offset 10 of item "span"
+    And I restore backup "span-backup" into item "span"
+    Then reading 11 bytes at offset 10 of item "span" gives "first block"
+    And reading 17 bytes at offset 4090 of item "span" gives "across a boundary"
+    When I restore backup "span-backup" as a new item "span2" with mode 0600 in region "wide"
+    Then reading 10 bytes at offset 19990 of item "span2" gives "last block"
+    And reading 17 bytes at offset 4090 of item "span2" gives "across a boundary"
 
   Scenario: a read-only item refuses puts on every server and still reads
     Given I create region "perm" of 64 KiB with mode 0600 and data item-level permissions

@@ -366,3 +366,62 @@ func TestMetadataRestartKeepsPlacedRegionsAndRenewsKeys(t *testing.T) {
 		t.Fatalf("a new client reads %v", err)
 	}
 }
+
+func TestBackupAndRestoreOfInterleavedItems(t *testing.T) {
+	c := startCluster(t, 3, "metadata", 64<<10)
+	f := c.client(t)
+	r, err := f.CreateRegion("bk", 16<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 5<<20 + 333 // more than one 4 MiB chunk, partial blocks
+	it, err := r.Allocate("src", size, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := randomBytes(size, 11)
+	ctx := f.Default()
+	if err := ctx.Put(want, it, 0); err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.Backup(it, "bk-src")
+	if err == nil {
+		err = w.Wait()
+	}
+	if err != nil {
+		t.Fatalf("backup of an interleaved item: %v", err)
+	}
+	// Restore into a fresh interleaved item, and into an existing one.
+	w, fresh, err := f.RestoreNew("bk-src", r, "restored", 0o600)
+	if err == nil {
+		err = w.Wait()
+	}
+	if err != nil {
+		t.Fatalf("restore into a new interleaved item: %v", err)
+	}
+	got := make([]byte, size)
+	if err := ctx.Get(got, fresh, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("restored item differs (%v)", err)
+	}
+	other, err := r.Allocate("dst", size+100, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err = f.Restore("bk-src", other)
+	if err == nil {
+		err = w.Wait()
+	}
+	if err != nil {
+		t.Fatalf("restore into an existing interleaved item: %v", err)
+	}
+	if err := ctx.Get(got, other, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("item restored in place differs (%v)", err)
+	}
+	// famd's own keys for the transfers are gone again: only the client's
+	// three items hold keys on the servers.
+	for i, m := range c.mems {
+		if k := m.Server().Keys(); k > 3 {
+			t.Fatalf("memory server %d holds %d keys after backup and restores", i, k)
+		}
+	}
+}

@@ -151,7 +151,7 @@ func Start(opts Options) (_ *Famd, err error) {
 		d.opts.Role = "all"
 	}
 	cl, err := rpc.NewCluster(rpc.ClusterOptions{DataDir: opts.DataDir, Role: opts.Role,
-		InterleaveSize: opts.InterleaveSize, Logf: opts.Logf})
+		InterleaveSize: opts.InterleaveSize, Logf: opts.Logf, Token: opts.Token})
 	if err != nil {
 		return nil, err
 	}

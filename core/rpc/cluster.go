@@ -43,6 +43,11 @@ type ClusterOptions struct {
 	Timeout time.Duration
 	// Logf receives one line per notable event; nil is silent.
 	Logf func(format string, args ...any)
+	// Token is the cluster token, with which famd itself reaches memory
+	// servers' data planes over TCP (backup and restore of their items);
+	// without it only servers with a data-plane Unix socket on this host
+	// can be reached.
+	Token string
 }
 
 // Cluster is the metadata service's side of its memory servers: who
@@ -83,6 +88,9 @@ type member struct {
 	conn      *grpc.ClientConn
 	cl        pb.MemoryClient
 	reachable bool
+
+	dmu  sync.Mutex
+	data *transport.Client // famd's own data-plane client, dialled on first use
 }
 
 type clusterFile struct {
@@ -181,6 +189,11 @@ func (c *Cluster) Close() {
 	defer c.mu.Unlock()
 	for _, m := range c.members {
 		m.conn.Close()
+		m.dmu.Lock()
+		if m.data != nil {
+			m.data.Close()
+		}
+		m.dmu.Unlock()
 	}
 }
 
@@ -209,6 +222,11 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 	}
 	if old := c.members[r.ID]; old != nil {
 		old.conn.Close()
+		old.dmu.Lock()
+		if old.data != nil {
+			old.data.Close()
+		}
+		old.dmu.Unlock()
 	}
 	c.members[r.ID] = m
 	if err := c.saveLocked(); err != nil {
@@ -389,6 +407,88 @@ func (c *Cluster) revoke(servers []uint64, key transport.Key) {
 	}); err != nil {
 		c.logf("famd: revoking a key: %v", err)
 	}
+}
+
+// dataClient returns famd's data-plane client of m: its Unix socket when
+// it is on this host, else TCP with the cluster token.
+func (c *Cluster) dataClient(m *member) (*transport.Client, error) {
+	m.dmu.Lock()
+	defer m.dmu.Unlock()
+	if m.data != nil {
+		return m.data, nil
+	}
+	host, _ := os.Hostname()
+	network, addr, token := "tcp", m.rec.DataTCP, c.opts.Token
+	if m.rec.DataUnix != "" && m.rec.Hostname == host {
+		network, addr, token = "unix", m.rec.DataUnix, ""
+	} else if token == "" {
+		return nil, fmt.Errorf("memory server %d's data plane is on TCP (%s) and this famd has no cluster token", m.rec.ID, addr)
+	}
+	d, err := transport.Dial(network, addr, transport.ClientOptions{Token: token, Timeout: c.opts.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("memory server %d's data plane at %s: %v", m.rec.ID, addr, err)
+	}
+	m.data = d
+	return d, nil
+}
+
+// ReadAt implements core.Placer.
+func (c *Cluster) ReadAt(rec metadata.Region, off uint64, b []byte) error {
+	return c.move(rec, off, b, false)
+}
+
+// WriteAt implements core.Placer.
+func (c *Cluster) WriteAt(rec metadata.Region, off uint64, b []byte) error {
+	return c.move(rec, off, b, true)
+}
+
+// move grants famd a key for the range's share on every server, moves the
+// bytes piece by piece with every server at once, and revokes the key.
+func (c *Cluster) move(rec metadata.Region, off uint64, b []byte, write bool) error {
+	if len(b) == 0 {
+		return nil
+	}
+	var key transport.Key
+	_, _ = rand.Read(key[:])
+	rights := core.RightRead
+	if write {
+		rights |= core.RightWrite
+	}
+	p := core.Placement{Region: rec, Offset: off, Size: uint64(len(b)), Rights: rights}
+	if err := c.grant(p, key); err != nil {
+		c.revoke(rec.Servers, key)
+		return err
+	}
+	defer c.revoke(rec.Servers, key)
+	ms, err := c.pick(rec.Servers)
+	if err != nil {
+		return err
+	}
+	lay := layoutOf(rec)
+	starts := make([]uint64, len(ms))
+	for j := range ms {
+		starts[j], _ = lay.Share(off, uint64(len(b)), j)
+	}
+	var calls []*transport.Call
+	var dialErr error
+	lay.Pieces(off, starts, 0, uint64(len(b)), func(pc stripe.Piece) {
+		d, err := c.dataClient(ms[pc.Server])
+		if err != nil {
+			dialErr = err
+			return
+		}
+		buf := b[pc.Buf : pc.Buf+pc.Len]
+		if write {
+			calls = append(calls, d.PutAsync(key, pc.Off, buf))
+		} else {
+			calls = append(calls, d.GetAsync(key, pc.Off, buf))
+		}
+	})
+	err = transport.Group(calls...).Wait()
+	if dialErr != nil {
+		return dialErr
+	}
+	return err
 }
 
 var _ core.Placer = (*Cluster)(nil)
