@@ -352,20 +352,12 @@ func (r *Region) Resize(n uint64) error {
 		f.mu.Unlock()
 		return storeErr(op, "region", rec.Name, err)
 	}
-	if Placed(rs.rec) {
-		rs.rec = rec
-		rs.mu.Unlock()
-		notify := f.regionItemsLocked(r.id)
-		f.mu.Unlock()
-		for _, it := range notify {
-			it.refresh()
+	if !Placed(rs.rec) {
+		if err := rs.remap(n); err != nil {
+			rs.mu.Unlock()
+			f.mu.Unlock()
+			return Errorf(CodeResource, op, "%v", err)
 		}
-		return nil
-	}
-	if err := rs.remap(n); err != nil {
-		rs.mu.Unlock()
-		f.mu.Unlock()
-		return Errorf(CodeResource, op, "%v", err)
 	}
 	rs.rec = rec
 	rs.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gofam/openfam/internal/bytesize"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -180,30 +181,11 @@ func parseMode(s string) (uint32, error) {
 // parseSize reads a byte count with an optional K, M, G or T suffix (powers
 // of 1024; "KiB" and "KB" are accepted as K).
 func parseSize(s string) (uint64, error) {
-	bad := usagef("bad size %q: want a positive number of bytes, optionally with K, M, G or T", s)
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
-	shift := 0
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			shift = 10
-		case 'M':
-			shift = 20
-		case 'G':
-			shift = 30
-		case 'T':
-			shift = 40
-		}
-		if shift != 0 {
-			t = t[:n-1]
-		}
+	v, err := bytesize.Parse(s)
+	if err != nil {
+		return 0, usagef("bad size %q: want a positive number of bytes, optionally with K, M, G or T", s)
 	}
-	v, err := strconv.ParseUint(t, 10, 64)
-	if err != nil || v == 0 || v > (^uint64(0))>>shift {
-		return 0, bad
-	}
-	return v << shift, nil
+	return v, nil
 }
 
 // resolveRegion finds a region by name, else (when ref is a number that

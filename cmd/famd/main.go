@@ -16,13 +16,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/gofam/openfam/core/embed"
 	"github.com/gofam/openfam/core/rpc"
+	"github.com/gofam/openfam/internal/bytesize"
 )
 
 // Exit statuses.
@@ -340,30 +340,15 @@ func parseInterleave(s string) (uint64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	bad := usagef("--interleave-size %q: want a positive multiple of 4096 bytes, optionally with K, KiB, M, MiB, G or GiB", s)
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
-	shift := 0
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			shift = 10
-		case 'M':
-			shift = 20
-		case 'G':
-			shift = 30
-		}
-		if shift != 0 {
-			t = t[:n-1]
-		}
+	v, err := bytesize.Parse(s)
+	if err != nil {
+		return 0, usagef("--interleave-size %q: want a positive multiple of 4096 bytes, optionally with K, KiB, M, MiB, G or GiB", s)
 	}
-	v, err := strconv.ParseUint(t, 10, 64)
-	if err != nil || v == 0 || v > (^uint64(0))>>shift {
-		return 0, bad
-	}
-	v <<= shift
 	if v%4096 != 0 {
 		return 0, usagef("--interleave-size %s is %d bytes, not a multiple of 4096", s, v)
+	}
+	if v > 1<<30 {
+		return 0, usagef("--interleave-size %s is more than 1GiB: a block that large leaves most items on one server", s)
 	}
 	return v, nil
 }
