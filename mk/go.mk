@@ -1,9 +1,9 @@
 # Go core: unit tests with the race detector, formatting and vet.
 
-GO_PKGS := ./core/...
+GO_PKGS := ./core/... ./internal/...
 
 .PHONY: test-go verify-go bench-go
-test-go: ## Go unit tests of the core (race detector on)
+test-go: ## Go unit tests of the core and shared internal packages (race detector on)
 	$(GO) test -race -count=1 $(GO_PKGS)
 
 verify-go: ## gofmt and go vet over every Go package
