@@ -70,6 +70,9 @@ type Cluster struct {
 	mu      sync.Mutex
 	members map[uint64]*member
 	nextID  uint64
+
+	stop      chan struct{} // closed by Close: ends retryRevokes
+	closeOnce sync.Once
 }
 
 // memberRecord is what cluster.json keeps of a memory server.
@@ -91,6 +94,7 @@ type member struct {
 
 	dmu  sync.Mutex
 	data *transport.Client // famd's own data-plane client, dialled on first use
+	owed [][]byte          // keys whose revocation the server has not taken yet
 }
 
 type clusterFile struct {
@@ -114,10 +118,12 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	c := &Cluster{opts: opts, path: filepath.Join(opts.DataDir, "cluster.json"), members: map[uint64]*member{}, nextID: 1, epoch: make([]byte, 16)}
+	c := &Cluster{opts: opts, path: filepath.Join(opts.DataDir, "cluster.json"), members: map[uint64]*member{}, nextID: 1,
+		epoch: make([]byte, 16), stop: make(chan struct{})}
 	_, _ = rand.Read(c.epoch)
 	b, err := os.ReadFile(c.path)
 	if errors.Is(err, os.ErrNotExist) {
+		go c.retryRevokes()
 		return c, nil
 	}
 	if err != nil {
@@ -136,6 +142,7 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 		c.members[r.ID] = m
 		c.nextID = max(c.nextID, r.ID+1)
 	}
+	go c.retryRevokes()
 	return c, nil
 }
 
@@ -185,6 +192,7 @@ func (c *Cluster) idsLocked() []uint64 {
 
 // Close closes the connections to memory servers.
 func (c *Cluster) Close() {
+	c.closeOnce.Do(func() { close(c.stop) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
@@ -221,6 +229,8 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 		return 0, err
 	}
 	if old := c.members[r.ID]; old != nil {
+		// A rejoining server restarted and holds no grants: the
+		// revocations it owed are moot.
 		old.conn.Close()
 		old.dmu.Lock()
 		if old.data != nil {
@@ -398,15 +408,89 @@ func (c *Cluster) grant(p core.Placement, key transport.Key) error {
 	})
 }
 
-// revoke withdraws key from servers. A server that cannot be reached is
-// logged: it keeps the grant until it restarts or this famd's next start
-// grants anything on it (a new epoch drops older grants).
+// revoke withdraws key from servers. A server that cannot be reached
+// keeps the key on its list of revocations owed, which retryRevokes sends
+// again every second until it answers (or rejoins: a restarted server
+// holds no grants).
 func (c *Cluster) revoke(servers []uint64, key transport.Key) {
-	if err := c.onServers(servers, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
-		return m.cl.Revoke(ctx, &pb.RevokeRequest{Keys: [][]byte{key[:]}})
-	}); err != nil {
+	ms, err := c.pick(servers)
+	if err != nil {
 		c.logf("famd: revoking a key: %v", err)
+		return
 	}
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.sendRevokes(m, [][]byte{key[:]}); err != nil {
+				c.logf("famd: revoking a key on memory server %d: %v (will retry)", m.rec.ID, err)
+				m.dmu.Lock()
+				m.owed = append(m.owed, append([]byte(nil), key[:]...))
+				m.dmu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (c *Cluster) sendRevokes(m *member, keys [][]byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	defer cancel()
+	rep, err := m.cl.Revoke(ctx, &pb.RevokeRequest{Keys: keys})
+	if err == nil && rep.GetErr().GetCode() != 0 {
+		err = errors.New(rep.GetErr().GetMsg())
+	}
+	return err
+}
+
+// retryRevokes sends owed revocations every second until Close.
+func (c *Cluster) retryRevokes() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		ms := make([]*member, 0, len(c.members))
+		for _, m := range c.members {
+			ms = append(ms, m)
+		}
+		c.mu.Unlock()
+		for _, m := range ms {
+			m.dmu.Lock()
+			owed := m.owed
+			m.owed = nil
+			m.dmu.Unlock()
+			if len(owed) == 0 {
+				continue
+			}
+			if err := c.sendRevokes(m, owed); err != nil {
+				m.dmu.Lock()
+				m.owed = append(owed, m.owed...)
+				m.dmu.Unlock()
+				continue
+			}
+			c.logf("famd: memory server %d took %d owed revocations", m.rec.ID, len(owed))
+		}
+	}
+}
+
+// Owed reports how many revocations memory servers have not taken yet
+// (for logs and tests).
+func (c *Cluster) Owed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, m := range c.members {
+		m.dmu.Lock()
+		n += len(m.owed)
+		m.dmu.Unlock()
+	}
+	return n
 }
 
 // dataClient returns famd's data-plane client of m: its Unix socket when
