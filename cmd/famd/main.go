@@ -226,7 +226,7 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 		return o, usagef("--shutdown-timeout must be positive")
 	}
 	o = embed.Options{DataDir: c.dataDir, ShmDir: c.shmDir, BackupDir: c.backupDir, SocketPath: c.socket,
-		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf,
+		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, ClusterLogf: lg.infof,
 		Role: c.role, InterleaveSize: block}
 	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
 		return o, err
@@ -479,6 +479,10 @@ func (g *logger) at(level int, tag, format string, args ...any) {
 func (g *logger) debugf(format string, args ...any) {
 	g.at(0, "debug: ", strings.TrimPrefix(format, "famd: "), args...)
 }
-func (g *logger) infof(format string, args ...any)  { g.at(1, "", format, args...) }
+
+// infof also logs the cluster's events, whose lines start with "famd: ".
+func (g *logger) infof(format string, args ...any) {
+	g.at(1, "", strings.TrimPrefix(format, "famd: "), args...)
+}
 func (g *logger) warnf(format string, args ...any)  { g.at(2, "warning: ", format, args...) }
 func (g *logger) errorf(format string, args ...any) { g.at(3, "error: ", format, args...) }

@@ -65,6 +65,9 @@ type Options struct {
 	// InterleaveSize is the block size of regions interleaved over memory
 	// servers; 0 means rpc.DefaultInterleaveSize.
 	InterleaveSize uint64
+	// ClusterLogf receives the memory-server events an operator wants to
+	// see (joins, revocations owed); nil means Logf.
+	ClusterLogf func(format string, args ...any)
 }
 
 // Famd is a running in-process famd. Its methods are safe for concurrent
@@ -150,8 +153,12 @@ func Start(opts Options) (_ *Famd, err error) {
 		opts.Role = "all"
 		d.opts.Role = "all"
 	}
+	clusterLogf := opts.ClusterLogf
+	if clusterLogf == nil {
+		clusterLogf = opts.Logf
+	}
 	cl, err := rpc.NewCluster(rpc.ClusterOptions{DataDir: opts.DataDir, Role: opts.Role,
-		InterleaveSize: opts.InterleaveSize, Logf: opts.Logf, Token: opts.Token})
+		InterleaveSize: opts.InterleaveSize, Logf: clusterLogf, Token: opts.Token})
 	if err != nil {
 		return nil, err
 	}
