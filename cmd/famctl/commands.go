@@ -465,7 +465,7 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 	if err := check(r.GetErr()); err != nil {
 		return err
 	}
-	ms, err := s.fam.Servers(ctx, &pb.ServersRequest{})
+	ms, err := s.fam.Servers(ctx, &pb.ServersRequest{Probe: true})
 	if err != nil {
 		return s.transport(err)
 	}

@@ -421,7 +421,7 @@ func listServers(t *testing.T, sock string) []*pb.ServerInfo {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rep, err := pb.NewFamClient(conn).Servers(ctx, &pb.ServersRequest{})
+	rep, err := pb.NewFamClient(conn).Servers(ctx, &pb.ServersRequest{Probe: true})
 	if err != nil || rep.GetErr() != nil {
 		t.Fatalf("Servers: %v %v", err, rep.GetErr())
 	}

@@ -286,7 +286,7 @@ func (f *privateFamd) awaitJoined(cfg config, deadline <-chan time.Time, sigs <-
 		select {
 		case <-tick.C:
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			rep, err := fam.Servers(ctx, &pb.ServersRequest{})
+			rep, err := fam.Servers(ctx, &pb.ServersRequest{Probe: true})
 			cancel()
 			reachable := 0
 			switch {

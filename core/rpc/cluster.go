@@ -246,8 +246,10 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 	return r.ID, nil
 }
 
-// list describes the members, probing each with Info.
-func (c *Cluster) list() []*pb.ServerInfo {
+// list describes the members; with probe it asks each for its usage (up
+// to 2 s for one that does not answer), which clients looking for
+// addresses do without.
+func (c *Cluster) list(probe bool) []*pb.ServerInfo {
 	c.mu.Lock()
 	ids := c.idsLocked()
 	ms := make([]*member, len(ids))
@@ -260,6 +262,9 @@ func (c *Cluster) list() []*pb.ServerInfo {
 	for i, m := range ms {
 		out[i] = &pb.ServerInfo{Id: m.rec.ID, DataTcp: m.rec.DataTCP, DataUnix: m.rec.DataUnix,
 			Hostname: m.rec.Hostname, Control: m.rec.Control}
+		if !probe {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -614,12 +614,12 @@ func (s *Server) Join(ctx context.Context, req *pb.JoinRequest) (*pb.JoinReply, 
 }
 
 // Servers lists the memory servers regions are placed on (empty for a
-// famd without any).
-func (s *Server) Servers(ctx context.Context, _ *pb.ServersRequest) (*pb.ServersReply, error) {
+// famd without any), with their usage when the request asks to probe them.
+func (s *Server) Servers(ctx context.Context, req *pb.ServersRequest) (*pb.ServersReply, error) {
 	if s.opts.Cluster == nil {
 		return &pb.ServersReply{}, nil
 	}
-	return &pb.ServersReply{Servers: s.opts.Cluster.list(), InterleaveSize: s.opts.Cluster.opts.InterleaveSize}, nil
+	return &pb.ServersReply{Servers: s.opts.Cluster.list(req.GetProbe()), InterleaveSize: s.opts.Cluster.opts.InterleaveSize}, nil
 }
 
 // onUnixSocket reports whether the call came over the Unix socket (its

@@ -1972,15 +1972,16 @@ func (x *JoinReply) GetServerId() uint64 {
 }
 
 type ServerInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	DataTcp       string                 `protobuf:"bytes,2,opt,name=data_tcp,json=dataTcp,proto3" json:"data_tcp,omitempty"`
-	DataUnix      string                 `protobuf:"bytes,3,opt,name=data_unix,json=dataUnix,proto3" json:"data_unix,omitempty"`
-	Hostname      string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
-	Control       string                 `protobuf:"bytes,5,opt,name=control,proto3" json:"control,omitempty"`
-	Reachable     bool                   `protobuf:"varint,6,opt,name=reachable,proto3" json:"reachable,omitempty"` // answered the metadata service's last call
-	Segments      uint64                 `protobuf:"varint,7,opt,name=segments,proto3" json:"segments,omitempty"`   // regions with a segment on it
-	Bytes         uint64                 `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`         // bytes of those segments
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	DataTcp  string                 `protobuf:"bytes,2,opt,name=data_tcp,json=dataTcp,proto3" json:"data_tcp,omitempty"`
+	DataUnix string                 `protobuf:"bytes,3,opt,name=data_unix,json=dataUnix,proto3" json:"data_unix,omitempty"`
+	Hostname string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Control  string                 `protobuf:"bytes,5,opt,name=control,proto3" json:"control,omitempty"`
+	// The three below are filled when the request probes.
+	Reachable     bool   `protobuf:"varint,6,opt,name=reachable,proto3" json:"reachable,omitempty"` // answered the probe
+	Segments      uint64 `protobuf:"varint,7,opt,name=segments,proto3" json:"segments,omitempty"`   // regions with a segment on it
+	Bytes         uint64 `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`         // bytes of those segments
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2072,7 +2073,10 @@ func (x *ServerInfo) GetBytes() uint64 {
 }
 
 type ServersRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Ask every memory server for its usage (reachable, segments, bytes);
+	// without it the reply only lists them, at once.
+	Probe         bool `protobuf:"varint,1,opt,name=probe,proto3" json:"probe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2105,6 +2109,13 @@ func (x *ServersRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ServersRequest.ProtoReflect.Descriptor instead.
 func (*ServersRequest) Descriptor() ([]byte, []int) {
 	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ServersRequest) GetProbe() bool {
+	if x != nil {
+		return x.Probe
+	}
+	return false
 }
 
 type ServersReply struct {
@@ -2711,8 +2722,9 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\acontrol\x18\x05 \x01(\tR\acontrol\x12\x1c\n" +
 	"\treachable\x18\x06 \x01(\bR\treachable\x12\x1a\n" +
 	"\bsegments\x18\a \x01(\x04R\bsegments\x12\x14\n" +
-	"\x05bytes\x18\b \x01(\x04R\x05bytes\"\x10\n" +
-	"\x0eServersRequest\"\x91\x01\n" +
+	"\x05bytes\x18\b \x01(\x04R\x05bytes\"&\n" +
+	"\x0eServersRequest\x12\x14\n" +
+	"\x05probe\x18\x01 \x01(\bR\x05probe\"\x91\x01\n" +
 	"\fServersReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x120\n" +
 	"\aservers\x18\x02 \x03(\v2\x16.openfam.v1.ServerInfoR\aservers\x12'\n" +
