@@ -19,6 +19,7 @@ import (
 
 	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -55,43 +56,6 @@ type remote struct {
 // DefaultTimeout bounds every call to a famd that does not answer.
 const DefaultTimeout = 10 * time.Second
 
-// bearer adds the cluster token and the claimed identity to each TCP call;
-// the server serves nothing without a valid token.
-type bearer struct {
-	token    string
-	uid, gid uint32
-}
-
-func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{
-		"authorization": "Bearer " + b.token,
-		"x-fam-uid":     strconv.FormatUint(uint64(b.uid), 10),
-		"x-fam-gid":     strconv.FormatUint(uint64(b.gid), 10),
-	}, nil
-}
-
-func (bearer) RequireTransportSecurity() bool { return false }
-
-// readToken reads a cluster token file, refusing one that others can read.
-func readToken(path string) (string, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("token file %s is readable by others (mode %#o); chmod 600 it", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("token file %s is empty", path)
-	}
-	return tok, nil
-}
-
 // dialRemote connects to the famd named by opts.Server: "unix:/path" or
 // "host:port".
 func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
@@ -112,20 +76,20 @@ func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
 		if opts.TokenFile == "" {
 			return nil, fmt.Errorf("OPENFAM_SERVER=%s is a TCP address: set OPENFAM_TOKEN_FILE to the cluster token file", opts.Server)
 		}
-		tok, err := readToken(opts.TokenFile)
+		tok, err := famauth.ReadToken(opts.TokenFile)
 		if err != nil {
 			return nil, err
 		}
 		token = tok
 		target = "passthrough:///" + opts.Server
 		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithPerRPCCredentials(bearer{token: tok, uid: uid, gid: gid}))
+			grpc.WithPerRPCCredentials(famauth.TokenCreds{Token: tok, UID: uid, GID: gid}))
 	}
 	sess := new(atomic.Uint64)
 	dopts = append(dopts, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any,
 		cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
 		if id := sess.Load(); id != 0 {
-			ctx = gmd.AppendToOutgoingContext(ctx, sessionMD, strconv.FormatUint(id, 10))
+			ctx = gmd.AppendToOutgoingContext(ctx, famauth.MDSession, strconv.FormatUint(id, 10))
 		}
 		return invoker(ctx, method, req, reply, cc, o...)
 	}))
@@ -254,9 +218,6 @@ func newRemote(addr string, cl pb.FamClient, data DataPlane, unix bool, timeout 
 	}
 	return &remote{addr: addr, cl: cl, data: data, unix: unix, timeout: timeout, job: job}
 }
-
-// sessionMD is the gRPC metadata key of the session id (rpc.MDSession).
-const sessionMD = "x-fam-session"
 
 // startSession keeps a Session stream open with famd for as long as the
 // instance lives, reopening it when famd restarts, and publishes its id in

@@ -8,6 +8,7 @@ import (
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/stripe"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -72,7 +73,7 @@ func (r *remote) memClient(id uint64) (*transport.Client, error) {
 		if r.tokenFile == "" {
 			return nil, fmt.Errorf("%w: memory server %d is reached over TCP (%s): set OPENFAM_TOKEN_FILE to the cluster token file", transport.ErrUnavailable, id, addr)
 		}
-		tok, err := readToken(r.tokenFile)
+		tok, err := famauth.ReadToken(r.tokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("%w: memory server %d: %v", transport.ErrUnavailable, id, err)
 		}

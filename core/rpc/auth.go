@@ -5,14 +5,14 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gofam/openfam/internal/famauth"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -23,11 +23,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Metadata keys a TCP client sends with every call.
+// Metadata keys a TCP client sends with every call (see famauth).
 const (
-	MDAuthorization = "authorization" // "Bearer <cluster token>"
-	MDUID           = "x-fam-uid"     // claimed uid, decimal
-	MDGID           = "x-fam-gid"     // claimed gid, decimal
+	MDAuthorization = famauth.MDAuthorization // "Bearer <cluster token>"
+	MDUID           = famauth.MDUID           // claimed uid, decimal
+	MDGID           = famauth.MDGID           // claimed gid, decimal
 )
 
 // PeerCred is the AuthInfo of a connection on a Unix socket: the identity
@@ -181,20 +181,6 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 	}
 }
 
-// tokenCreds adds the cluster token and the claimed identity to each call.
-type tokenCreds struct {
-	token    string
-	uid, gid string
-}
-
-func (t tokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{MDAuthorization: "Bearer " + t.token, MDUID: t.uid, MDGID: t.gid}, nil
-}
-
-// The token travels in clear text like the data it guards; the cluster
-// network is trusted to that extent (mTLS would be the next step).
-func (tokenCreds) RequireTransportSecurity() bool { return false }
-
 // DialUnix returns a client connection to famd's gRPC Unix socket at path.
 // famd learns the caller's uid and gid from the kernel. With timeout > 0,
 // DialUnix first checks that the socket accepts a connection within it and
@@ -220,8 +206,7 @@ func DialTCP(addr, token string, uid, gid uint32, timeout time.Duration) (*grpc.
 	}
 	return grpc.NewClient("passthrough:///"+addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(tokenCreds{token: token,
-			uid: strconv.FormatUint(uint64(uid), 10), gid: strconv.FormatUint(uint64(gid), 10)}))
+		grpc.WithPerRPCCredentials(famauth.TokenCreds{Token: token, UID: uid, GID: gid}))
 }
 
 // probe checks that something listens at addr, so that a wrong address
@@ -237,29 +222,7 @@ func probe(network, addr string, timeout time.Duration) error {
 	return c.Close()
 }
 
-// ReadToken reads a cluster token file: its content with surrounding
-// white space removed. It refuses a file that its group or others may
-// read or write (chmod 600 it), and an empty one.
-func ReadToken(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return "", fmt.Errorf("token file %s is accessible by group or others (mode %#o); chmod 600 it", path, perm)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
-	if err != nil {
-		return "", fmt.Errorf("token file %s: %v", path, err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("token file %s is empty", path)
-	}
-	return tok, nil
-}
+// ReadToken reads a cluster token file (famauth.ReadToken): its content
+// with surrounding white space removed, refusing a file its group or
+// others may read or write, and an empty one.
+func ReadToken(path string) (string, error) { return famauth.ReadToken(path) }

@@ -8,11 +8,12 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
 // MDSession is the gRPC metadata key carrying a client's session id.
-const MDSession = "x-fam-session"
+const MDSession = famauth.MDSession
 
 // sessions tracks the clients' Session streams. A key issued to a call
 // that names a live session belongs to it and is revoked when the session
