@@ -354,50 +354,50 @@ func ofam_go_resize_region(h, n C.uint64_t) (r C.int) {
 	return rc(reg.Resize(uint64(n)))
 }
 
-//export ofam_go_change_permissions
-func ofam_go_change_permissions(h C.uint64_t, kind C.int, perm C.uint32_t) (r C.int) {
+// onEither resolves h as a region handle or a data item handle, as kind
+// says, and applies the matching function: the exports that serve both
+// (stat, global descriptor, permissions) differ only in the op name.
+func onEither[T any](op string, h C.uint64_t, kind C.int, onRegion func(*core.Region) (T, error), onItem func(*core.Item) (T, error)) (T, error) {
+	var zero T
 	if kind == kindRegion {
-		const op = "fam_change_region_permissions"
-		defer recoverInt(op, &r)
 		_, reg, err := region(op, h)
 		if err != nil {
-			return setError(err)
+			return zero, err
 		}
-		return rc(reg.ChangePermissions(uint32(perm)))
+		return onRegion(reg)
 	}
-	const op = "fam_change_permissions"
-	defer recoverInt(op, &r)
 	_, it, err := item(op, h)
 	if err != nil {
-		return setError(err)
+		return zero, err
 	}
-	return rc(it.ChangePermissions(uint32(perm)))
+	return onItem(it)
+}
+
+// opFor names the call of an export serving regions and items.
+func opFor(kind C.int, regionOp, itemOp string) string {
+	if kind == kindRegion {
+		return regionOp
+	}
+	return itemOp
+}
+
+//export ofam_go_change_permissions
+func ofam_go_change_permissions(h C.uint64_t, kind C.int, perm C.uint32_t) (r C.int) {
+	op := opFor(kind, "fam_change_region_permissions", "fam_change_permissions")
+	defer recoverInt(op, &r)
+	_, err := onEither(op, h, kind,
+		func(reg *core.Region) (struct{}, error) { return struct{}{}, reg.ChangePermissions(uint32(perm)) },
+		func(it *core.Item) (struct{}, error) { return struct{}{}, it.ChangePermissions(uint32(perm)) })
+	return rc(err)
 }
 
 //export ofam_go_stat
 func ofam_go_stat(h C.uint64_t, kind C.int, out *C.fam_stat_t) (r C.int) {
-	op := "fam_stat"
-	if kind == kindRegion {
-		op = "fam_stat_region"
-	}
+	op := opFor(kind, "fam_stat_region", "fam_stat")
 	defer recoverInt(op, &r)
-	var st core.Stat
-	if kind == kindRegion {
-		_, reg, err := region(op, h)
-		if err != nil {
-			return setError(err)
-		}
-		if st, err = reg.Stat(); err != nil {
-			return setError(err)
-		}
-	} else {
-		_, it, err := item(op, h)
-		if err != nil {
-			return setError(err)
-		}
-		if st, err = it.Stat(); err != nil {
-			return setError(err)
-		}
+	st, err := onEither(op, h, kind, (*core.Region).Stat, (*core.Item).Stat)
+	if err != nil {
+		return setError(err)
 	}
 	if out == nil {
 		return setError(errf(core.CodeInvalid, op, "out is NULL"))
@@ -431,28 +431,11 @@ func ofam_go_stat(h C.uint64_t, kind C.int, out *C.fam_stat_t) (r C.int) {
 
 //export ofam_go_global
 func ofam_go_global(h C.uint64_t, kind C.int, out *C.fam_global_desc_t) (r C.int) {
-	op := "fam_desc_global"
-	if kind == kindRegion {
-		op = "fam_region_global"
-	}
+	op := opFor(kind, "fam_region_global", "fam_desc_global")
 	defer recoverInt(op, &r)
-	var g core.GlobalDesc
-	if kind == kindRegion {
-		_, reg, err := region(op, h)
-		if err != nil {
-			return setError(err)
-		}
-		if g, err = reg.Global(); err != nil {
-			return setError(err)
-		}
-	} else {
-		_, it, err := item(op, h)
-		if err != nil {
-			return setError(err)
-		}
-		if g, err = it.Global(); err != nil {
-			return setError(err)
-		}
+	g, err := onEither(op, h, kind, (*core.Region).Global, (*core.Item).Global)
+	if err != nil {
+		return setError(err)
 	}
 	if out == nil {
 		return setError(errf(core.CodeInvalid, op, "out is NULL"))
@@ -464,10 +447,7 @@ func ofam_go_global(h C.uint64_t, kind C.int, out *C.fam_global_desc_t) (r C.int
 
 //export ofam_go_from_global
 func ofam_go_from_global(kind C.int, rid, off C.uint64_t) (h C.uint64_t) {
-	op := "fam_desc_from_global"
-	if kind == kindRegion {
-		op = "fam_region_from_global"
-	}
+	op := opFor(kind, "fam_region_from_global", "fam_desc_from_global")
 	defer recoverHandle(op, &h)
 	f, err := instance(op)
 	if err != nil {
