@@ -101,33 +101,42 @@ func (r *remote) forgetMems() {
 	r.mems = nil
 }
 
-// each starts one call per piece of item bytes [off, off+n) and groups
-// them; a server that cannot be reached fails its pieces only.
-func (p *stripedPlane) each(off, n uint64, start func(c *transport.Client, pc stripe.Piece) *transport.Call) *transport.Call {
+// StripedTransfer starts moving buf into (write) or out of bytes [off,
+// off+len(buf)) of an item that starts at region byte base of a region laid
+// out by lay, whose share on server j begins at starts[j]: one request per
+// piece, on the data-plane client that client(j) returns, all in flight at
+// once. The Call groups them; a server whose client cannot be had fails
+// its pieces only. Clients (stripedPlane) and famd's metadata service
+// (backup and restore) both move striped bytes through it.
+func StripedTransfer(lay stripe.Layout, base uint64, starts []uint64, key transport.Key, off uint64, buf []byte, write bool,
+	client func(j int) (*transport.Client, error)) *transport.Call {
 	var calls []*transport.Call
-	p.lay.Pieces(p.base, p.starts, off, n, func(pc stripe.Piece) {
-		c, err := p.r.memClient(p.ids[pc.Server])
+	lay.Pieces(base, starts, off, uint64(len(buf)), func(pc stripe.Piece) {
+		c, err := client(pc.Server)
 		if err != nil {
 			calls = append(calls, transport.DoneCall(err))
 			return
 		}
-		calls = append(calls, start(c, pc))
+		b := buf[pc.Buf : pc.Buf+pc.Len]
+		if write {
+			calls = append(calls, c.PutAsync(key, pc.Off, b))
+		} else {
+			calls = append(calls, c.GetAsync(key, pc.Off, b))
+		}
 	})
 	return transport.Group(calls...)
 }
 
+func (p *stripedPlane) client(j int) (*transport.Client, error) { return p.r.memClient(p.ids[j]) }
+
 // GetAsync implements DataPlane.
 func (p *stripedPlane) GetAsync(key transport.Key, off uint64, dst []byte) *transport.Call {
-	return p.each(off, uint64(len(dst)), func(c *transport.Client, pc stripe.Piece) *transport.Call {
-		return c.GetAsync(key, pc.Off, dst[pc.Buf:pc.Buf+pc.Len])
-	})
+	return StripedTransfer(p.lay, p.base, p.starts, key, off, dst, false, p.client)
 }
 
 // PutAsync implements DataPlane.
 func (p *stripedPlane) PutAsync(key transport.Key, off uint64, src []byte) *transport.Call {
-	return p.each(off, uint64(len(src)), func(c *transport.Client, pc stripe.Piece) *transport.Call {
-		return c.PutAsync(key, pc.Off, src[pc.Buf:pc.Buf+pc.Len])
-	})
+	return StripedTransfer(p.lay, p.base, p.starts, key, off, src, true, p.client)
 }
 
 // Get implements DataPlane.

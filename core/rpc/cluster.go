@@ -558,26 +558,8 @@ func (c *Cluster) move(rec metadata.Region, off uint64, b []byte, write bool) er
 	for j := range ms {
 		starts[j], _ = lay.Share(off, uint64(len(b)), j)
 	}
-	var calls []*transport.Call
-	var dialErr error
-	lay.Pieces(off, starts, 0, uint64(len(b)), func(pc stripe.Piece) {
-		d, err := c.dataClient(ms[pc.Server])
-		if err != nil {
-			dialErr = err
-			return
-		}
-		buf := b[pc.Buf : pc.Buf+pc.Len]
-		if write {
-			calls = append(calls, d.PutAsync(key, pc.Off, buf))
-		} else {
-			calls = append(calls, d.GetAsync(key, pc.Off, buf))
-		}
-	})
-	err = transport.Group(calls...).Wait()
-	if dialErr != nil {
-		return dialErr
-	}
-	return err
+	return core.StripedTransfer(lay, off, starts, key, 0, b, write,
+		func(j int) (*transport.Client, error) { return c.dataClient(ms[j]) }).Wait()
 }
 
 var _ core.Placer = (*Cluster)(nil)
