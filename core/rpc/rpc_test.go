@@ -29,8 +29,11 @@ import (
 // TestMain doubles as a helper process: with FAMD_TEST_HELPER set the
 // test binary acts as a client of another uid (see TestPeerCredIdentity).
 func TestMain(m *testing.M) {
-	if os.Getenv("FAMD_TEST_HELPER") == "nobody" {
+	switch os.Getenv("FAMD_TEST_HELPER") {
+	case "nobody":
 		os.Exit(nobodyHelper())
+	case "fdpass":
+		os.Exit(fdpassHelper())
 	}
 	os.Exit(m.Run())
 }
