@@ -339,3 +339,26 @@ func TestChmodThenDeallocateThroughFamd(t *testing.T) {
 		}
 	}
 }
+
+// OPENFAM_MODEL names the model in use: memory_server for a program
+// served by famd (OpenFAM programs run their memory-server-only paths
+// on it), shared_memory for the embedded default.
+func TestModelOptionFollowsTheServer(t *testing.T) {
+	d := startFamd(t, embed.Options{})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	if v, err := f.Option("OPENFAM_MODEL"); err != nil || v != "memory_server" {
+		t.Fatalf("served by famd: OPENFAM_MODEL = %v (%v), want memory_server", v, err)
+	}
+	o := core.DefaultOptions()
+	dir := t.TempDir()
+	o.DataDir, o.ShmDir, o.BackupDir, o.PEID, o.PECount = dir+"/d", dir+"/s", dir+"/b", 0, 1
+	e, err := core.Initialize(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Finalize()
+	if v, err := e.Option("OPENFAM_MODEL"); err != nil || v != "shared_memory" {
+		t.Fatalf("embedded: OPENFAM_MODEL = %v (%v), want shared_memory", v, err)
+	}
+}
