@@ -384,7 +384,7 @@ func (it *Item) Stat() (Stat, error) {
 		return Stat{}, Errorf(CodeNotFound, op, "region %d no longer exists", rec.RegionID)
 	}
 	return Stat{Size: rec.Size, Mode: rec.Mode, Name: rec.Name, UID: rec.UID, GID: rec.GID,
-		NumServers: uint64(len(reg.Servers)), InterleaveSize: reg.InterleaveSize,
+		NumServers: uint64(len(reg.Servers)), InterleaveSize: interleaveOf(reg),
 		Servers: append([]uint64(nil), reg.Servers...)}, nil
 }
 

@@ -69,8 +69,14 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 			return nil, Errorf(CodeResource, op, "%v", err)
 		}
 		if s != nil {
-			servers, block = s, b
+			servers = s
 		}
+		block = b
+	}
+	if block == 0 {
+		// Reported by fam_stat even for a region on one server: OpenFAM
+		// programs divide by it to stripe their own work.
+		block = DefaultInterleaveSize
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -220,7 +226,7 @@ func (r *Region) Stat() (Stat, error) {
 		Size: rec.Size, Mode: rec.Mode, Name: rec.Name, UID: rec.UID, GID: rec.GID,
 		Attr: RegionAttr{Redundancy: Redundancy(rec.Redundancy), Memory: MemoryType(rec.MemoryType),
 			Interleave: Interleave(rec.Interleave), PermLevel: PermLevel(rec.PermLevel)},
-		NumServers: uint64(len(rec.Servers)), InterleaveSize: rec.InterleaveSize,
+		NumServers: uint64(len(rec.Servers)), InterleaveSize: interleaveOf(rec),
 		Servers: append([]uint64(nil), rec.Servers...),
 	}, nil
 }
