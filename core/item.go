@@ -479,6 +479,10 @@ func (it *Item) ChangePermissions(mode uint32) error {
 	if rec.UID != f.uid {
 		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change the permissions of data item {%d, %d}", rec.UID, rec.RegionID, rec.Offset)
 	}
+	if reg, err := f.store.RegionByID(rec.RegionID); err == nil && PermLevel(reg.PermLevel) != PermDataItem {
+		// As in OpenFAM: the item's permissions are its region's.
+		return Errorf(CodeNoPerm, op, "region %q has region-level permissions: its items take the region's mode (change it with fam_change_region_permissions)", reg.Name)
+	}
 	old := rec
 	rec.Mode = mode & 0o777
 	f.mu.Lock()

@@ -7,7 +7,9 @@ Feature: Permissions
   data item-level permissions each item's own mode does. Reading needs r,
   writing and modifying atomics need w, fetching atomics need both where they
   modify. Allocating needs write permission on the region. Only the owner may
-  change a mode, and every open handle sees the new rights at once. Denials
+  change a mode, and every open handle sees the new rights at once; as in
+  OpenFAM, an item of a region with region-level permissions has no mode of
+  its own to change (FAM_ENOPERM). Denials
   fail with FAM_ENOPERM and change nothing. Scenarios acting as another user
   are tagged @go-only: the C ABI has one process-wide instance acting for the
   process's own uid, so they run against the Go core only.
@@ -25,6 +27,15 @@ Feature: Permissions
     And I allocate item "doc" of 64 bytes with mode 0400 in region "rl"
     When I put "writable" at offset 0 of item "doc"
     Then reading 8 bytes at offset 0 of item "doc" gives "writable"
+
+  Scenario: an item of a region with region-level permissions cannot change its own mode
+    Given I create region "rl-chmod" of 64 KiB with mode 0600
+    And I allocate item "doc" of 64 bytes with mode 0600 in region "rl-chmod"
+    When I try to change the permissions of item "doc" to 0644
+    Then it fails with FAM_ENOPERM
+    And item "doc" has
+      | field | value |
+      | mode  | 0600  |
 
   Scenario: data item-level permissions use the item's own mode
     Given I create region "il" of 64 KiB with mode 0600 and data item-level permissions

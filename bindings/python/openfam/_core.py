@@ -404,6 +404,7 @@ class Fam:
         *,
         persistent: bool = False,
         interleave: Optional[bool] = None,
+        item_permissions: bool = False,
     ) -> "Region":
         """Creates a region of ``size`` bytes owned by the caller.
 
@@ -414,6 +415,9 @@ class Fam:
             persistent: keep the region on the persistent (disk) tier, where
                 it survives the process and a restart; otherwise volatile.
             interleave: stripe across memory servers (None: library default).
+            item_permissions: each item's own mode governs access to it (and
+                :meth:`DataItem.chmod` changes it); otherwise, as in OpenFAM
+                by default, the region's mode governs every item in it.
 
         Raises:
             AlreadyExists, NameTooLong, InvalidArgument, NoSpace.
@@ -422,7 +426,7 @@ class Fam:
             0,
             2 if persistent else 1,
             {None: 0, True: 1, False: 2}[None if interleave is None else bool(interleave)],
-            0,
+            2 if item_permissions else 1,
         )
         h = L.create_region(_encode(name), int(size), int(mode), ctypes.byref(attr))
         if not h:
@@ -619,7 +623,9 @@ class DataItem:
         return Stat._from_c(st)
 
     def chmod(self, mode: int) -> None:
-        """Changes the item's permission bits. Owner only."""
+        """Changes the item's permission bits. Owner only, and only in a region
+        created with ``item_permissions=True`` (else PermissionDenied: the
+        region's mode governs its items)."""
         check(L.change_permissions(self._h, int(mode)))
 
     # ---- data path ----------------------------------------------------------
