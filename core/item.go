@@ -101,6 +101,9 @@ func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
 // CodeNoSpace (no free block large enough), CodeNoPerm.
 func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	const op = "fam_allocate"
+	if err := checkMode(op, mode); err != nil {
+		return nil, err
+	}
 	rec, err := r.record(op)
 	if err != nil {
 		return nil, err
@@ -455,6 +458,9 @@ func (it *Item) Deallocate() error {
 // open handle on the item sees the new rights at once.
 func (it *Item) ChangePermissions(mode uint32) error {
 	const op = "fam_change_permissions"
+	if err := checkMode(op, mode); err != nil {
+		return err
+	}
 	rec, err := it.record(op)
 	if err != nil {
 		return err

@@ -38,6 +38,9 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 	if err := checkName(op, "region", name); err != nil {
 		return nil, err
 	}
+	if err := checkMode(op, mode); err != nil {
+		return nil, err
+	}
 	if size == 0 {
 		return nil, Errorf(CodeInvalid, op, "region size is 0")
 	}
@@ -373,6 +376,9 @@ func (r *Region) Resize(n uint64) error {
 // Open item handles of a region-level region see the new rights at once.
 func (r *Region) ChangePermissions(mode uint32) error {
 	const op = "fam_change_region_permissions"
+	if err := checkMode(op, mode); err != nil {
+		return err
+	}
 	rec, err := r.record(op)
 	if err != nil {
 		return err
