@@ -164,9 +164,9 @@ func TestBackupModeClasses(t *testing.T) {
 	wantCode(t, err, CodeNoPerm)
 
 	// Data item-level permissions: the item's own mode governs.
-	open, _ := f.CreateRegion("open", 1<<16, 0o777, RegionAttr{PermLevel: PermDataItem})
-	priv, _ := open.Allocate("priv", 64, 0o600)
-	shared, _ := open.Allocate("shared", 64, 0o666)
+	perItem, _ := f.CreateRegion("open", 1<<16, 0o777, RegionAttr{PermLevel: PermDataItem})
+	priv, _ := perItem.Allocate("priv", 64, 0o600)
+	shared, _ := perItem.Allocate("shared", 64, 0o666)
 	w, err = f.Backup(priv, "priv")
 	waitOK(t, w, err)
 	w, err = f.Backup(shared, "shared")
