@@ -310,6 +310,11 @@ func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (
 	// The restore writes the bytes whatever the new item's mode: its
 	// creator put them there, as fam_allocate's zeroes are.
 	v := it.view.Load()
+	if v.mem == nil && !v.placed() {
+		fl.Close()
+		_ = it.Deallocate()
+		return nil, nil, it.notHere("restore")
+	}
 	w := f.def.start(func() error {
 		defer fl.Close()
 		if err := it.fill(v, fl, h.Size); err != nil {
