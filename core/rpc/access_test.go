@@ -20,9 +20,29 @@ import (
 // another Unix user; it is dispatched here rather than in TestMain so
 // that this file stands alone.
 func init() {
-	if os.Getenv("FAMD_TEST_HELPER") == "backup-stranger" {
+	switch os.Getenv("FAMD_TEST_HELPER") {
+	case "backup-stranger":
 		os.Exit(backupStranger())
+	case "backup-member":
+		os.Exit(backupMember())
 	}
+}
+
+// runAs runs this test binary's helper as uid/gid against the famd at
+// sock and returns what it printed.
+func runAs(t *testing.T, helper, sock string, uid, gid uint32) string {
+	t.Helper()
+	if err := os.Chmod(dirOf(sock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(copyExecutable(t), "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FAMD_TEST_HELPER="+helper, "FAMD_SOCK="+sock, "HOME=/")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper %s: %v\n%s", helper, err, out)
+	}
+	return string(out)
 }
 
 // TestBackupPermissionsThroughFamd repeats issue 11's backup attack
@@ -50,19 +70,10 @@ func TestBackupPermissionsThroughFamd(t *testing.T) {
 	}
 	waitDone(t, "backup", func() (*core.Wait, error) { return owner.Backup(doc, "secret") })
 
-	if err := os.Chmod(dirOf(d.SocketPath()), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(copyExecutable(t), "-test.run=^$")
-	cmd.Env = append(os.Environ(), "FAMD_TEST_HELPER=backup-stranger", "FAMD_SOCK="+d.SocketPath(), "HOME=/")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("helper: %v\n%s", err, out)
-	}
+	out := runAs(t, "backup-stranger", d.SocketPath(), 65534, 65534)
 	want := fmt.Sprintf("uid=65534 list=%q restore=%d restore_region=%d delete=%d takeover=%d own=ok\n",
 		"own-backup", core.CodeNoPerm, core.CodeNoPerm, core.CodeNoPerm, core.CodeExists)
-	if string(out) != want {
+	if out != want {
 		t.Fatalf("helper said\n%q, want\n%q", out, want)
 	}
 
@@ -91,6 +102,82 @@ func TestBackupPermissionsThroughFamd(t *testing.T) {
 			t.Fatalf("%s: %v (%v), want %v", p, st.Mode().Perm(), err, want)
 		}
 	}
+}
+
+// TestGroupBackupThroughFamd: a real user of the owner's group (nobody,
+// run with root's gid) reads a backup of a 0750 region through famd, which
+// takes the gid from the kernel too, but may not delete it. Needs root.
+func TestGroupBackupThroughFamd(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as another Unix user (nobody)")
+	}
+	d, _ := start(t, embed.Options{})
+	owner := famdClient(t, d.SocketPath())
+	_, gid := owner.Identity()
+	team, err := owner.CreateRegion("team", 1<<16, 0o750, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, err := team.Allocate("notes", 64, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Default().Put([]byte("for the team"), notes, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, "backup", func() (*core.Wait, error) { return owner.Backup(notes, "team-notes") })
+	out := runAs(t, "backup-member", d.SocketPath(), 65534, gid)
+	want := fmt.Sprintf("list=%q read=%q delete=%d\n", "team-notes", "for the team", core.CodeNoPerm)
+	if out != want {
+		t.Fatalf("helper said\n%q, want\n%q", out, want)
+	}
+	if text, err := owner.ListBackups("team"); err != nil || !strings.HasPrefix(text, "team-notes ") {
+		t.Fatalf("the owner lists %q (%v) after the member's refused delete", text, err)
+	}
+}
+
+// backupMember runs as a member of root's group: it lists, restores root's
+// group-readable backup into an item of its own and tries to delete it.
+func backupMember() int {
+	o := core.DefaultOptions()
+	o.Server, o.PEID, o.PECount, o.Timeout = "unix:"+os.Getenv("FAMD_SOCK"), 0, 1, 20*time.Second
+	f, err := core.Initialize(o)
+	if err != nil {
+		fmt.Println("Initialize:", err)
+		return 1
+	}
+	defer f.Finalize()
+	text, err := f.ListBackups("")
+	if err != nil {
+		fmt.Println("ListBackups:", err)
+		return 1
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		if l != "" {
+			names = append(names, strings.Fields(l)[0])
+		}
+	}
+	r, err := f.CreateRegion("members", 1<<16, 0o700, core.RegionAttr{})
+	if err != nil {
+		fmt.Println("CreateRegion:", err)
+		return 1
+	}
+	w, it, err := f.RestoreNew("team-notes", r, "copy", 0o600)
+	if err == nil {
+		err = w.Wait()
+	}
+	if err != nil {
+		fmt.Println("RestoreNew:", err)
+		return 1
+	}
+	buf := make([]byte, 12)
+	if err := f.Default().Get(buf, it, 0); err != nil {
+		fmt.Println("Get:", err)
+		return 1
+	}
+	fmt.Printf("list=%q read=%q delete=%d\n", strings.Join(names, ","), buf, code(f.DeleteBackup("team-notes")))
+	return 0
 }
 
 // famdClient initializes a core instance served by the famd at sock.
