@@ -103,10 +103,14 @@ func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
 // with the given mode bits, and returns a handle on it. name "" makes an
 // unnamed item, reachable only through its global descriptor. The bytes
 // start zeroed. The caller needs write permission on the region. Errors:
-// CodeInvalid, CodeNameTooLong, CodeExists (name taken in this region),
+// CodeInvalid (also a mode with bits outside 0777 or a path-like name),
+// CodeNameTooLong, CodeExists (name taken in this region),
 // CodeNoSpace (no free block large enough), CodeNoPerm.
 func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	const op = "fam_allocate"
+	if err := checkMode(op, mode); err != nil {
+		return nil, err
+	}
 	rec, err := r.record(op)
 	if err != nil {
 		return nil, err
@@ -464,10 +468,14 @@ func (it *Item) Deallocate() error {
 	return nil
 }
 
-// ChangePermissions sets the item's mode bits. Only its owner may. Every
-// open handle on the item sees the new rights at once.
+// ChangePermissions sets the item's mode bits. Only its owner may; bits
+// outside 0777 fail with CodeInvalid. Every open handle on the item sees
+// the new rights at once.
 func (it *Item) ChangePermissions(mode uint32) error {
 	const op = "fam_change_permissions"
+	if err := checkMode(op, mode); err != nil {
+		return err
+	}
 	rec, err := it.record(op)
 	if err != nil {
 		return err

@@ -517,7 +517,10 @@ func (s *Server) Copy(ctx context.Context, req *pb.CopyRequest) (*pb.Reply, erro
 }
 
 // Backup writes the key's item to a backup; the reply comes when it is
-// complete.
+// complete. Like every backup handler it runs the core as the caller
+// (s.view), so the core's rules apply to the caller's identity: the
+// backup records the owner and mode governing the item, and its name must
+// be free, whoever owns the backup holding it.
 func (s *Server) Backup(ctx context.Context, req *pb.BackupRequest) (*pb.Reply, error) {
 	f, id := s.view(ctx)
 	e, fe := s.entryFor(id, "fam_backup", req.GetKey())
@@ -531,7 +534,8 @@ func (s *Server) Backup(ctx context.Context, req *pb.BackupRequest) (*pb.Reply, 
 	return &pb.Reply{Err: famErr(err)}, nil
 }
 
-// Restore copies a backup into the key's item.
+// Restore copies a backup into the key's item: read permission on the
+// backup and write permission on the item, for the caller.
 func (s *Server) Restore(ctx context.Context, req *pb.RestoreRequest) (*pb.Reply, error) {
 	f, id := s.view(ctx)
 	e, fe := s.entryFor(id, "fam_restore", req.GetKey())
@@ -545,7 +549,10 @@ func (s *Server) Restore(ctx context.Context, req *pb.RestoreRequest) (*pb.Reply
 	return &pb.Reply{Err: famErr(err)}, nil
 }
 
-// RestoreNew allocates an item from a backup, fills it and issues its key.
+// RestoreNew allocates an item from a backup, fills it and issues its key:
+// read permission on the backup and write permission on the region, for
+// the caller; the core refuses a mode outside 0777 whatever the client
+// library checked.
 func (s *Server) RestoreNew(ctx context.Context, req *pb.RestoreNewRequest) (*pb.ItemReply, error) {
 	f, id := s.view(ctx)
 	var it *core.Item
@@ -564,7 +571,7 @@ func (s *Server) RestoreNew(ctx context.Context, req *pb.RestoreNewRequest) (*pb
 	return s.issue(ctx, id, it, err)
 }
 
-// DeleteBackup deletes a backup.
+// DeleteBackup deletes a backup the caller owns or may write.
 func (s *Server) DeleteBackup(ctx context.Context, req *pb.BackupNameRequest) (*pb.Reply, error) {
 	f, _ := s.view(ctx)
 	w, err := f.DeleteBackup(req.GetName())
@@ -574,7 +581,8 @@ func (s *Server) DeleteBackup(ctx context.Context, req *pb.BackupNameRequest) (*
 	return &pb.Reply{Err: famErr(err)}, nil
 }
 
-// ListBackups lists the backups whose names start with the request's name.
+// ListBackups lists the backups whose names start with the request's name
+// and that the caller may read.
 func (s *Server) ListBackups(ctx context.Context, req *pb.BackupNameRequest) (*pb.ListBackupsReply, error) {
 	f, _ := s.view(ctx)
 	text, err := f.ListBackups(req.GetName())
