@@ -225,7 +225,7 @@ func TestLegacyBackupHeader(t *testing.T) {
 func TestModesOutsideRWXAreRefused(t *testing.T) {
 	f := open(t, testOpts(t))
 	defer f.Finalize()
-	r, _ := f.CreateRegion("r", 1<<16, 0o640, RegionAttr{})
+	r, _ := f.CreateRegion("r", 1<<16, 0o640, RegionAttr{PermLevel: PermDataItem})
 	it, _ := r.Allocate("it", 64, 0o640)
 	w, err := f.Backup(it, "bk")
 	waitOK(t, w, err)
