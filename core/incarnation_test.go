@@ -211,75 +211,168 @@ func TestDescriptorBindsToItemFirstResolved(t *testing.T) {
 	}
 }
 
-// TestAllocateDeallocateStress: 8 goroutines of one program allocate,
-// use and deallocate items through famd as fast as they can for a few
-// seconds, while a second program does the same in the same region, so
-// offsets are reused all the time while revocation events of both
-// programs' deallocations are in flight. Not one call may fail, and every
-// item must be deallocated (the region ends empty).
+// TestAllocateDeallocateStress: for a few seconds, 8 goroutines of one
+// program allocate an item, open a second handle on it from its global
+// descriptor, use both, deallocate it through one of them and check that
+// the other is released, as fast as they can; offsets are reused all the
+// time. Through famd a second program does the same in the same region,
+// so revocation events of both programs' deallocations are in flight
+// throughout. Not one call may fail spuriously, and every item must be
+// deallocated (the region ends empty).
 func TestAllocateDeallocateStress(t *testing.T) {
-	d := startFamd(t, embed.Options{})
-	server := "unix:" + d.SocketPath()
-	a, b := client(t, server, ""), client(t, server, "")
-	defer a.Finalize()
-	defer b.Finalize()
-	ra, err := a.CreateRegion("stress", 1<<20, 0o600, core.RegionAttr{})
-	if err != nil {
-		t.Fatal(err)
+	for _, mode := range []string{"embedded", "famd"} {
+		t.Run(mode, func(t *testing.T) {
+			var progs []*core.Fam
+			var regions []*core.Region
+			if mode == "famd" {
+				d := startFamd(t, embed.Options{})
+				server := "unix:" + d.SocketPath()
+				progs = []*core.Fam{client(t, server, ""), client(t, server, "")}
+			} else {
+				o := core.DefaultOptions()
+				o.DataDir, o.ShmDir = t.TempDir(), t.TempDir()
+				f, err := core.Initialize(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				progs = []*core.Fam{f}
+			}
+			for i, f := range progs {
+				defer f.Finalize()
+				var r *core.Region
+				var err error
+				if i == 0 {
+					r, err = f.CreateRegion("stress", 1<<20, 0o600, core.RegionAttr{})
+				} else {
+					r, err = f.LookupRegion("stress")
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				regions = append(regions, r)
+			}
+			const workers = 8
+			deadline := time.Now().Add(3 * time.Second)
+			var cycles atomic.Int64
+			errs := make(chan error, 2*workers)
+			var wg sync.WaitGroup
+			for w := range workers * len(progs) {
+				f, r := progs[w/workers], regions[w/workers]
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := stressWorker(f, r, w, deadline, &cycles); err != nil {
+						errs <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			items, err := regions[0].Items()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(items) != 0 {
+				t.Errorf("%d items left in the region after every worker deallocated its items", len(items))
+			}
+			t.Logf("%d allocate/use/deallocate cycles in 3s", cycles.Load())
+		})
 	}
-	rb, err := b.LookupRegion("stress")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const workers = 8
-	deadline := time.Now().Add(3 * time.Second)
-	var cycles atomic.Int64
-	errs := make(chan error, workers+2)
-	var wg sync.WaitGroup
-	for w := range workers + 2 {
-		f, r := a, ra
-		if w >= workers {
-			f, r = b, rb
+}
+
+// stressWorker runs allocate/use/deallocate cycles in r until deadline and
+// returns the first failure.
+func stressWorker(f *core.Fam, r *core.Region, w int, deadline time.Time, cycles *atomic.Int64) error {
+	c := f.Default()
+	msg := []byte(fmt.Sprintf("worker %d", w))
+	got := make([]byte, len(msg))
+	for i := 0; time.Now().Before(deadline); i++ {
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("worker %d cycle %d: %s", w, i, fmt.Sprintf(format, args...))
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := f.Default()
-			msg := []byte(fmt.Sprintf("worker %d", w))
-			got := make([]byte, len(msg))
-			for i := 0; time.Now().Before(deadline); i++ {
+		it, err := r.Allocate("", 64, 0o600)
+		if err != nil {
+			return fail("allocate: %v", err)
+		}
+		g, err := it.Global()
+		if err != nil {
+			return fail("global descriptor: %v", err)
+		}
+		other, err := f.ItemFromGlobal(g)
+		if err != nil {
+			return fail("from global descriptor: %v", err)
+		}
+		if err := c.Put(msg, it, 0); err != nil {
+			return fail("put: %v", err)
+		}
+		if err := c.Get(got, other, 0); err != nil || !bytes.Equal(got, msg) {
+			return fail("get through the second handle: %q, %v", got, err)
+		}
+		// Deallocate through either handle; the other is then released.
+		gone, kept := it, other
+		if i%2 == 1 {
+			gone, kept = other, it
+		}
+		if err := gone.Deallocate(); err != nil {
+			return fail("deallocate: %v", err)
+		}
+		if err := c.Get(got, kept, 0); core.CodeOf(err) != core.CodeInvalid {
+			return fail("get through the other handle of a deallocated item: %v, want CodeInvalid", err)
+		}
+		cycles.Add(1)
+	}
+	return nil
+}
+
+// BenchmarkAllocateDeallocateManyOpen measures an allocate+deallocate pair
+// while the program keeps 0 or 10,000 other items open (issue 18:
+// releasing one item's handles used to visit every open handle, and so did
+// handling each revocation event famd sends a client).
+func BenchmarkAllocateDeallocateManyOpen(b *testing.B) {
+	for _, c := range []struct {
+		mode string
+		open int
+	}{{"embedded", 0}, {"embedded", 10000}, {"famd", 0}, {"famd", 10000}} {
+		mode, open := c.mode, c.open
+		b.Run(fmt.Sprintf("%s/open=%d", mode, open), func(b *testing.B) {
+			o := core.DefaultOptions()
+			if mode == "famd" {
+				d, err := embed.Start(embed.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { d.Close() })
+				o.Server, o.PEID, o.PECount = "unix:"+d.SocketPath(), 0, 1
+			} else {
+				o.DataDir, o.ShmDir = b.TempDir(), b.TempDir()
+			}
+			f, err := core.Initialize(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { f.Finalize() })
+			r, err := f.CreateRegion("many", 64<<20, 0o600, core.RegionAttr{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range open {
+				if _, err := r.Allocate("", 64, 0o600); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for range b.N {
 				it, err := r.Allocate("", 64, 0o600)
 				if err != nil {
-					errs <- fmt.Errorf("worker %d cycle %d: allocate: %v", w, i, err)
-					return
-				}
-				if err := c.Put(msg, it, 0); err != nil {
-					errs <- fmt.Errorf("worker %d cycle %d: put: %v", w, i, err)
-					return
-				}
-				if err := c.Get(got, it, 0); err != nil || !bytes.Equal(got, msg) {
-					errs <- fmt.Errorf("worker %d cycle %d: get: %q, %v", w, i, got, err)
-					return
+					b.Fatal(err)
 				}
 				if err := it.Deallocate(); err != nil {
-					errs <- fmt.Errorf("worker %d cycle %d: deallocate: %v", w, i, err)
-					return
+					b.Fatal(err)
 				}
-				cycles.Add(1)
 			}
-		}()
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	items, err := ra.Items()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(items) != 0 {
-		t.Errorf("%d items left in the region after every worker deallocated its items", len(items))
-	}
-	t.Logf("%d allocate/put/get/deallocate cycles in 3s", cycles.Load())
 }
