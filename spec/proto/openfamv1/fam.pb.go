@@ -2524,7 +2524,10 @@ type SessionEvent struct {
 	Session uint64                 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"` // in the first event
 	// A key issued in this session that famd revoked (permissions changed,
 	// item deallocated, region destroyed or resized): the client resolves
-	// the item again, which matters most for items it has mapped.
+	// the item again, which matters most for items it has mapped. Events
+	// may arrive late; the client accepts the resolved item only if its
+	// incarnation (ItemInfo.incarnation) is the handle's, else the handle's
+	// item is gone and only the handles of that incarnation are released.
 	Revoked       []byte `protobuf:"bytes,2,opt,name=revoked,proto3" json:"revoked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
