@@ -16,14 +16,14 @@ import (
 // Item is a handle on a data item (fam_desc_t). Several handles may name one
 // item; each is released by Close, Deallocate or Finalize.
 type Item struct {
-	f *Fam
-	g GlobalDesc
+	f     *Fam
+	g     GlobalDesc
+	state atomic.Int32
+	view  atomic.Pointer[itemView]
 	// inc is the incarnation (metadata.Item.Gen) the handle is bound to,
 	// set before the handle is published as open and never changed: a
 	// new item at the same offset is another item (see handles.go).
-	inc   uint64
-	state atomic.Int32
-	view  atomic.Pointer[itemView]
+	inc uint64
 
 	wmu   sync.Mutex // watch and maps
 	watch func()
