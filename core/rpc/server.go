@@ -349,6 +349,10 @@ func itemInfo(e *entry) (*pb.ItemInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	inc, err := e.it.Incarnation()
+	if err != nil {
+		return nil, err
+	}
 	_, _, rights, ok := e.it.Local()
 	if p, placed := e.it.Placement(); placed {
 		rights, ok = p.Rights, true
@@ -358,7 +362,7 @@ func itemInfo(e *entry) (*pb.ItemInfo, error) {
 	}
 	return &pb.ItemInfo{RegionId: g.RegionID, Offset: g.Offset, Size: st.Size, Name: st.Name, Mode: st.Mode,
 		Uid: st.UID, Gid: st.GID, Rights: uint32(rights), Key: append([]byte(nil), e.key[:]...),
-		InterleaveSize: st.InterleaveSize, Servers: st.Servers}, nil
+		InterleaveSize: st.InterleaveSize, Servers: st.Servers, Incarnation: inc}, nil
 }
 
 // Allocate allocates an item in a region and issues its key.
