@@ -109,10 +109,6 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	if err := checkMode(op, mode); err != nil {
 		return nil, err
 	}
-	rec, err := r.record(op)
-	if err != nil {
-		return nil, err
-	}
 	if name != "" {
 		if err := checkName(op, "data item", name); err != nil {
 			return nil, err
@@ -121,10 +117,23 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	if n == 0 {
 		return nil, Errorf(CodeInvalid, op, "data item size is 0")
 	}
-	f := r.f
-	if f.remote != nil {
-		return r.rAllocate(op, name, n, mode&0o777)
+	if r != nil && r.f.remote != nil {
+		// famd checks the region and the caller's rights itself: asking
+		// for the region's record first would cost a round trip more.
+		if err := r.usable(op); err != nil {
+			return nil, err
+		}
+		it, err := r.rAllocate(op, name, n, mode&0o777)
+		if err == nil {
+			r.state.CompareAndSwap(stateLazy, stateOpen)
+		}
+		return it, err
 	}
+	rec, err := r.record(op)
+	if err != nil {
+		return nil, err
+	}
+	f := r.f
 	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid)&RightWrite == 0 {
 		return nil, Errorf(CodeNoPerm, op, "no write permission on region %q (mode %#o)", rec.Name, rec.Mode)
 	}

@@ -173,15 +173,24 @@ func (f *Fam) RegionFromGlobal(g GlobalDesc) (*Region, error) {
 }
 
 // record returns the region's current metadata, checking the handle.
-func (r *Region) record(op string) (metadata.Region, error) {
+// usable checks the handle itself: not NULL, not released, the instance
+// initialized.
+func (r *Region) usable(op string) error {
 	if r == nil {
-		return metadata.Region{}, Errorf(CodeInvalid, op, "region handle is NULL")
+		return Errorf(CodeInvalid, op, "region handle is NULL")
 	}
 	if err := r.f.check(op); err != nil {
-		return metadata.Region{}, err
+		return err
 	}
 	if r.state.Load() == stateClosed {
-		return metadata.Region{}, Errorf(CodeInvalid, op, "region handle was released (closed, destroyed or finalized)")
+		return Errorf(CodeInvalid, op, "region handle was released (closed, destroyed or finalized)")
+	}
+	return nil
+}
+
+func (r *Region) record(op string) (metadata.Region, error) {
+	if err := r.usable(op); err != nil {
+		return metadata.Region{}, err
 	}
 	if r.f.remote != nil {
 		rec, err := r.f.rRegion(op, r.id)
