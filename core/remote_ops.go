@@ -281,19 +281,47 @@ func (it *Item) remoteData(op string, fn func(v *itemView) error) error {
 	return it.f.remote.dataErr(op, err)
 }
 
+// keyed makes a control call that names the item by its key. famd may have
+// revoked the key since this handle got it (another program changed the
+// permissions, famd restarted), which it answers like a denial: the key is
+// then renewed once, re-running the permission check, and the call made
+// again, as the data path does. A real denial is answered the same way
+// twice.
+func keyed[R interface{ GetErr() *pb.FamError }](it *Item, op string, ctx context.Context, call func(key []byte) (R, error)) (R, error) {
+	v := it.view.Load()
+	rep, err := call(v.key[:])
+	if err != nil || rep.GetErr().GetCode() != int32(CodeNoPerm) {
+		return rep, err
+	}
+	if rerr := it.renew(op, &v.key); rerr != nil {
+		if CodeOf(rerr) == CodeNoPerm {
+			return rep, err
+		}
+		var zero R
+		return zero, rerr
+	}
+	return call(it.view.Load().key[:])
+}
+
+// famError returns err if it is a domain error (keyed's failure to renew a
+// key), nil for a transport error, which famErr maps.
+func famError(err error) *Error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return nil
+}
+
 func (it *Item) rRecord(op string) (metadata.Item, error) {
 	f := it.f
-	v := it.view.Load()
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.StatItem(ctx, &pb.KeyRequest{Key: v.key[:]})
-	if err == nil && rep.GetErr().GetCode() == int32(CodeNoPerm) {
-		// A stale key: renew and ask again.
-		if rerr := it.reresolve(op); rerr != nil {
-			return metadata.Item{}, rerr
-		}
-		v = it.view.Load()
-		rep, err = f.remote.cl.StatItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.ItemReply, error) {
+		return f.remote.cl.StatItem(ctx, &pb.KeyRequest{Key: k})
+	})
+	if fe := famError(err); fe != nil {
+		return metadata.Item{}, fe
 	}
 	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
 		return metadata.Item{}, err
@@ -309,10 +337,14 @@ func (it *Item) rClose() {
 
 func (it *Item) rDeallocate(op string) error {
 	f := it.f
-	v := it.view.Load()
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.Deallocate(ctx, &pb.KeyRequest{Key: v.key[:]})
+	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.Reply, error) {
+		return f.remote.cl.Deallocate(ctx, &pb.KeyRequest{Key: k})
+	})
+	if fe := famError(err); fe != nil {
+		return fe
+	}
 	if err := f.rReply(op, rep, err); err != nil {
 		return err
 	}
@@ -325,10 +357,14 @@ func (it *Item) rDeallocate(op string) error {
 
 func (it *Item) rChangePermissions(op string, mode uint32) error {
 	f := it.f
-	v := it.view.Load()
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.ChangeItemPermissions(ctx, &pb.ChangeItemPermissionsRequest{Key: v.key[:], Mode: mode})
+	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.Reply, error) {
+		return f.remote.cl.ChangeItemPermissions(ctx, &pb.ChangeItemPermissionsRequest{Key: k, Mode: mode})
+	})
+	if fe := famError(err); fe != nil {
+		return fe
+	}
 	if err := f.rReply(op, rep, err); err != nil {
 		return err
 	}
@@ -371,7 +407,12 @@ func (f *Fam) rBackup(op string, it *Item, name string) (*Wait, error) {
 	v := it.view.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
 	defer cancel()
-	rep, err := f.remote.cl.Backup(ctx, &pb.BackupRequest{Key: v.key[:], Name: name})
+	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.Reply, error) {
+		return f.remote.cl.Backup(ctx, &pb.BackupRequest{Key: k, Name: name})
+	})
+	if fe := famError(err); fe != nil {
+		return nil, fe
+	}
 	if err := f.rReply(op, rep, err); err != nil {
 		return nil, err
 	}
@@ -382,7 +423,12 @@ func (f *Fam) rRestore(op, name string, dst *Item) (*Wait, error) {
 	v := dst.view.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
 	defer cancel()
-	rep, err := f.remote.cl.Restore(ctx, &pb.RestoreRequest{Name: name, Key: v.key[:]})
+	rep, err := keyed(dst, op, ctx, func(k []byte) (*pb.Reply, error) {
+		return f.remote.cl.Restore(ctx, &pb.RestoreRequest{Name: name, Key: k})
+	})
+	if fe := famError(err); fe != nil {
+		return nil, fe
+	}
 	if err := f.rReply(op, rep, err); err != nil {
 		return nil, err
 	}

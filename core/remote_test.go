@@ -362,3 +362,51 @@ func TestModelOptionFollowsTheServer(t *testing.T) {
 		t.Fatalf("embedded: OPENFAM_MODEL = %v (%v), want shared_memory", v, err)
 	}
 }
+
+// Control calls renew a key famd revoked meanwhile, as data calls do:
+// another program's chmod revokes this program's key, and a deallocate,
+// stat, chmod or backup made before the revocation event is handled here
+// must still succeed (they failed with "unknown or revoked data item key").
+func TestControlCallsRenewARevokedKey(t *testing.T) {
+	d := startFamd(t, embed.Options{BackupDir: t.TempDir()})
+	server := "unix:" + d.SocketPath()
+	a, b := client(t, server, ""), client(t, server, "")
+	defer a.Finalize()
+	defer b.Finalize()
+	r, err := a.CreateRegion("renew", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := a.HoldRevocations()
+	ops := map[string]func(it *core.Item) error{
+		"stat":  func(it *core.Item) error { _, err := it.Stat(); return err },
+		"chmod": func(it *core.Item) error { return it.ChangePermissions(0o600) },
+		"backup": func(it *core.Item) error {
+			w, err := a.Backup(it, "renew-bk")
+			if err == nil {
+				err = w.Wait()
+			}
+			return err
+		},
+		"deallocate": func(it *core.Item) error { return it.Deallocate() },
+	}
+	for _, name := range []string{"stat", "chmod", "backup", "deallocate"} {
+		it, err := r.Allocate(name, 4096, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := core.KeyOf(it)
+		other, err := b.Lookup(name, "renew")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := other.ChangePermissions(0o640); err != nil {
+			t.Fatal(err)
+		}
+		// famd has revoked a's key; a has not handled the event yet.
+		<-q.Arrived(key)
+		if err := ops[name](it); err != nil {
+			t.Fatalf("%s with a key revoked by another program's chmod: %v", name, err)
+		}
+	}
+}
