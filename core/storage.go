@@ -129,6 +129,20 @@ func (rs *regionState) scrub() {
 	}
 }
 
+// retire is close for Finalize: a thread racing with fam_finalize may still
+// copy through an address it read a moment ago, so the mappings are scrubbed
+// instead of unmapped and their address ranges stay reserved (no memory
+// behind them) for the life of the process.
+func (rs *regionState) retire() {
+	rs.sync()
+	rs.scrub()
+	rs.mem, rs.old = nil, nil
+	if rs.file != nil {
+		rs.file.Close()
+		rs.file = nil
+	}
+}
+
 // sync flushes a persistent region's dirty pages to its file.
 func (rs *regionState) sync() {
 	if MemoryType(rs.rec.MemoryType) == Persistent && len(rs.mem) > 0 {
