@@ -16,12 +16,15 @@
 #include "_cgo_export.h"
 #include "ofam.h"
 
+/* The fast path is inlined whole into each public function, so that its
+ * slot reads and out-parameters stay in registers. */
+#define OFAM_INLINE static inline __attribute__((always_inline))
+
 /* The address of [off, off+n) of item d when the fast path may serve a
  * request needing the given rights; NULL sends the request to Go. On success
- * *sp and *seqp say which slot state was read, for ofam_fast_held. Always
- * inlined, so that the out-parameters live in registers. */
-static inline __attribute__((always_inline)) char *ofam_fast(fam_desc_t *d, uint64_t off, uint64_t n, uint32_t need, ofam_slot **sp,
-                              uint32_t *seqp)
+ * *sp and *seqp say which slot state was read, for ofam_fast_held. */
+OFAM_INLINE char *ofam_fast(fam_desc_t *d, uint64_t off, uint64_t n, uint32_t need, ofam_slot **sp,
+                            uint32_t *seqp)
 {
     if (__builtin_expect(__atomic_load_n(&ofam_state, __ATOMIC_RELAXED) != OFAM_READY, 0))
         return NULL;
@@ -62,7 +65,7 @@ static inline __attribute__((always_inline)) char *ofam_fast(fam_desc_t *d, uint
  * that retiring a mapping requires interrupts this CPU, which discards the
  * unretired re-read, so an unchanged seq still proves the store went to the
  * item's page. A compiler barrier then keeps the fast path free. */
-static inline __attribute__((always_inline)) int ofam_fast_held(ofam_slot *s, uint32_t seq, int stored)
+OFAM_INLINE int ofam_fast_held(ofam_slot *s, uint32_t seq, int stored)
 {
 #if defined(__x86_64__) || defined(__i386__)
     (void)stored;
@@ -93,8 +96,8 @@ static int ofam_slow_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void 
     return ofam_go_rw((uint64_t)(uintptr_t)c, op, local, (uint64_t)(uintptr_t)d, off, n);
 }
 
-static inline __attribute__((always_inline)) int ofam_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void *local, fam_desc_t *d,
-                          uint64_t off, uint64_t n)
+OFAM_INLINE int ofam_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void *local, fam_desc_t *d,
+                        uint64_t off, uint64_t n)
 {
     int put = op == OFAM_XFER_PUT || op == OFAM_XFER_PUT_NB;
     char *p;
@@ -269,7 +272,7 @@ OFAM_INT_ADD(uint64, uint64_t)
         memcpy(&rb, &r, sizeof rb);                                                                \
         return rb;                                                                                 \
     }                                                                                              \
-    static inline __attribute__((always_inline)) B ofam_amo_##name(B *w, int op, B v, B cmp)                                      \
+    OFAM_INLINE B ofam_amo_##name(B *w, int op, B v, B cmp)                                        \
     {                                                                                              \
         switch (op) {                                                                              \
         case OFAM_OP_FETCH:                                                                        \
@@ -302,8 +305,8 @@ OFAM_INT_ADD(uint64, uint64_t)
                 return old;                                                                        \
         }                                                                                          \
     }                                                                                              \
-    static inline __attribute__((always_inline)) int ofam_do_##name(const char *fn, int ctxcall, fam_ctx_t *c, fam_desc_t *d,     \
-                                     uint64_t off, int op, int fetch, T value, T expected, T *out) \
+    OFAM_INLINE int ofam_do_##name(const char *fn, int ctxcall, fam_ctx_t *c, fam_desc_t *d,       \
+                                   uint64_t off, int op, int fetch, T value, T expected, T *out)   \
     {                                                                                              \
         B vb = 0, cb = 0;                                                                          \
         memcpy(&vb, &value, sizeof value);                                                         \
@@ -314,10 +317,10 @@ OFAM_INT_ADD(uint64, uint64_t)
         char *p;                                                                                   \
         ofam_slot *s;                                                                              \
         uint32_t seq;                                                                              \
-        if ((!fetch || out != NULL) && (p = ofam_fast(d, off, sizeof(T), need, &s, &seq)) != NULL && \
+        if ((!fetch || out != NULL) && (p = ofam_fast(d, off, sizeof(T), need, &s, &seq)) != NULL &&\
             ((uintptr_t)p & (sizeof(T) - 1)) == 0 && (!ctxcall || ofam_ctx_ok(c))) {               \
             B old = ofam_amo_##name((B *)(void *)p, op, vb, cb);                                   \
-            if (!ofam_fast_held(s, seq, 1) && ofam_amo_raced(fn, s, d))                                  \
+            if (!ofam_fast_held(s, seq, 1) && ofam_amo_raced(fn, s, d))                            \
                 return -FAM_EINVAL;                                                                \
             if (fetch)                                                                             \
                 memcpy(out, &old, sizeof old);                                                     \

@@ -73,8 +73,11 @@ $(BUILD)/capi-tests/%: capi/testdata/%.c include/openfam.h $(wildcard $(LIB)) | 
 	$(CC) $(APP_CFLAGS) -o $@ $< $(APP_LDFLAGS)
 
 # The Go unit tests of the handle table, then the C programs on a fresh store.
-test-capi: $(LIB_TESTS) ## handle table and C smoke tests of libopenfam
+test-capi: $(LIB_TESTS) famd ## handle table and C smoke tests of libopenfam
 	$(GO) test -race -count=1 ./capi/
 	@for t in $(LIB_TESTS); do echo "== $$t"; store=$$(mktemp -d); \
 	  OPENFAM_DATA_DIR=$$store OPENFAM_SHM_DIR=$$store/shm OPENFAM_BACKUP_DIR=$$store/backups \
 	    env -u OPENFAM_SERVER $$t; rc=$$?; rm -rf $$store; [ $$rc -eq 0 ] || exit $$rc; done
+	@# The finalize race again with items mapped from descriptors famd passes.
+	@echo "== $(BUILD)/capi-tests/finalize_race $(BINDIR)/famd"; \
+	  env -u OPENFAM_SERVER $(BUILD)/capi-tests/finalize_race $(BINDIR)/famd

@@ -13,12 +13,19 @@
  * Bounded: ROUNDS rounds or DEADLINE seconds, whichever comes first, and an
  * alarm fails a hang. Run it on a scratch store; exits non-zero on the first
  * failed check.
+ *
+ * Usage: finalize_race [FAMD]. With the path of a famd binary, the program
+ * starts that famd on a scratch directory and runs against it, where items
+ * are mapped from descriptors famd passes (a different set of mappings).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,11 +119,72 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int main(void)
+extern char **environ;
+
+static char famd_dir[] = "/tmp/finalize_race.XXXXXX";
+static pid_t famd_pid;
+
+/* Starts famd on a scratch directory and points fam_initialize at it. */
+static void start_famd(const char *famd)
+{
+    CHECK(mkdtemp(famd_dir) != NULL);
+    char data[128], shm[128], sock[128], ready[160], server[160];
+    snprintf(data, sizeof data, "%s/data", famd_dir);
+    snprintf(shm, sizeof shm, "%s/shm", famd_dir);
+    snprintf(sock, sizeof sock, "%s/famd.sock", famd_dir);
+    snprintf(ready, sizeof ready, "%s.data", sock);
+    snprintf(server, sizeof server, "unix:%s", sock);
+    char *argv[] = {(char *)famd, "--data-dir", data, "--shm-dir", shm, "--socket", sock,
+                    "--log-level", "warn", NULL};
+    CHECK(posix_spawn(&famd_pid, famd, NULL, NULL, argv, environ) == 0);
+    /* famd creates the data socket last: poll for it (bounded). */
+    for (int i = 0; access(ready, F_OK) != 0; i++) {
+        int status;
+        CHECK(waitpid(famd_pid, &status, WNOHANG) == 0);
+        CHECK(i < 3000);
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(setenv("OPENFAM_SERVER", server, 1) == 0);
+}
+
+/* Stops famd and removes its directory; at exit too, so a failed check
+ * leaves nothing running. */
+static void stop_famd(void)
+{
+    if (famd_pid <= 0)
+        return;
+    int status;
+    kill(famd_pid, SIGTERM);
+    waitpid(famd_pid, &status, 0);
+    famd_pid = 0;
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", famd_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "finalize_race: could not remove %s\n", famd_dir);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "finalize_race: timed out (a call or fam_finalize hangs)\n";
+    if (famd_pid > 0)
+        kill(famd_pid, SIGKILL);
+    if (write(2, msg, sizeof msg - 1) < 0) {
+    }
+    _exit(1);
+}
+
+int main(int argc, char **argv)
 {
     /* A hang (a racing call that never returns) fails instead of blocking
      * the test run. */
+    signal(SIGALRM, on_alarm);
     alarm(240);
+    if (argc > 1) {
+        atexit(stop_famd);
+        start_famd(argv[1]);
+    }
     time_t stop = time(NULL) + DEADLINE;
     int rounds = 0;
     long ok = 0, einval = 0;
@@ -163,7 +231,9 @@ int main(void)
         CHECK(fam_finalize("default") == 0);
     }
     CHECK(rounds > 0);
-    printf("finalize_race: %d rounds, %ld calls succeeded, %ld refused after finalize, no crash\n", rounds, ok,
-           einval);
+    if (argc > 1)
+        stop_famd();
+    printf("finalize_race%s: %d rounds, %ld calls succeeded, %ld refused after finalize, no crash\n",
+           argc > 1 ? " (famd)" : "", rounds, ok, einval);
     return 0;
 }
