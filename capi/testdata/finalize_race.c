@@ -4,8 +4,9 @@
  * before the instance went down) or -FAM_EINVAL (it did not run), never a
  * fault. Each round starts THREADS threads doing fam_get_blocking,
  * fam_put_blocking and fam_fetch_add_int64 on items mapped in this process
- * (the C fast path), waits until every thread has completed calls, and then
- * finalizes under them. The old library unmapped the region while a thread
+ * (the C fast path) and fam_fetch_int128 (always through the Go core),
+ * waits until every thread has completed calls, and then finalizes under
+ * them. The old library unmapped the region while a thread
  * was copying through an address it had just validated: SIGSEGV in about
  * half the rounds. A get that returns 0 must also have read the item's bytes,
  * not the zero pages that replace a retired mapping.
@@ -79,7 +80,8 @@ static void *worker(void *arg)
     for (uint64_t i = 0;; i++) {
         uint64_t off = (i * XFER) % ITEM;
         int64_t old;
-        int rc, which = (int)((i + (uint64_t)id) % 3);
+        fam_int128_t wide;
+        int rc, which = (int)((i + (uint64_t)id) % 4);
         switch (which) {
         case 0:
             rc = fam_get_blocking(buf, d, off, XFER);
@@ -87,8 +89,12 @@ static void *worker(void *arg)
         case 1:
             rc = fam_put_blocking(buf, d, off, XFER);
             break;
-        default:
+        case 2:
             rc = fam_fetch_add_int64(d, off, 1, &old);
+            break;
+        default:
+            /* Always through Go: finalize races with the Go core too. */
+            rc = fam_fetch_int128(d, off + 16, &wide);
             break;
         }
         if (rc == 0 && which == 0 && !pattern_ok(buf, id)) {
