@@ -202,8 +202,8 @@ func (f *Fam) check(op string) error {
 }
 
 // Finalize waits for outstanding operations, releases every handle, retires
-// every mapping (see scrubMapping) and closes the store. Handles used afterwards fail with
-// CodeInvalid. A second call fails with CodeInvalid.
+// every mapping (see scrubMapping) and closes the store. Handles used
+// afterwards fail with CodeInvalid. A second call fails with CodeInvalid.
 func (f *Fam) Finalize() error {
 	if err := f.check("fam_finalize"); err != nil {
 		return err

@@ -291,6 +291,7 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
+// warnf logs an event an operator should see (opts.Warnf, else Logf).
 func (s *Server) warnf(format string, args ...any) {
 	if s.opts.Warnf != nil {
 		s.opts.Warnf(format, args...)
