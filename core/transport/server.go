@@ -30,12 +30,24 @@ const (
 	codeResource   = 17
 )
 
-// DefaultMaxConnsPerPeer is ServerOptions.MaxConnsPerPeer's default. A
-// client process opens DefaultConns connections to each server it uses, so
-// this lets one user run a few hundred processes on one host (or one remote
-// host hold as many) while bounding the descriptors, goroutines and buffers
-// (about 200 KiB a connection) one peer can tie up.
+// DefaultMaxConnsPerPeer is ServerOptions.MaxConnsPerPeer's default, or a
+// quarter of the process's open-file limit if that is lower (see
+// defaultConnCap). A client process opens DefaultConns connections to each
+// server it uses, so this lets one user run a few hundred processes on one
+// host (or one remote host hold as many) while bounding the descriptors,
+// goroutines and buffers (about 200 KiB a connection) one peer can tie up.
 const DefaultMaxConnsPerPeer = 1024
+
+// defaultConnCap is the cap used when ServerOptions.MaxConnsPerPeer is 0:
+// DefaultMaxConnsPerPeer, lowered to a quarter of the open-file limit so
+// that one peer cannot take most of the server's descriptors (at least 16).
+func defaultConnCap() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur/4 < DefaultMaxConnsPerPeer {
+		return max(int(rl.Cur/4), 16)
+	}
+	return DefaultMaxConnsPerPeer
+}
 
 // Bounds of the work spent on refused connections, so that a flood of them
 // costs little: the refusal is answered to a first request that arrives
@@ -75,7 +87,7 @@ type refusalState struct {
 // It serves nothing until Serve is called.
 func NewServer(mem Memory, opts ServerOptions) *Server {
 	if opts.MaxConnsPerPeer == 0 {
-		opts.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+		opts.MaxConnsPerPeer = defaultConnCap()
 	}
 	return &Server{mem: mem, opts: opts, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
 		peers: map[string]int{}, refused: map[string]*refusalState{}}

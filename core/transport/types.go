@@ -55,7 +55,8 @@ type ServerOptions struct {
 	// a uid on a Unix socket (SO_PEERCRED), a source IP address on TCP. A
 	// connection over the cap is refused (its first request is answered
 	// with FAM_ERESOURCE and why) and a warning logged. 0 means
-	// DefaultMaxConnsPerPeer; negative, no cap.
+	// DefaultMaxConnsPerPeer, or a quarter of the process's open-file
+	// limit if that is lower; negative, no cap.
 	MaxConnsPerPeer int
 	// Warnf receives the events an operator should see (connections
 	// refused over the cap, Accept failing and retried); nil means Logf.
