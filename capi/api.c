@@ -40,14 +40,12 @@ static inline int ofam_ready(void)
 
 int fam_initialize(const char *group, fam_options_t *opts)
 {
-    int st = __atomic_load_n(&ofam_state, __ATOMIC_ACQUIRE);
-    if (st == OFAM_FORKED)
+    if (ofam_check_forked())
         return ofam_not_ready(__func__);
-    if (st == OFAM_READY)
+    if (__atomic_load_n(&ofam_state, __ATOMIC_ACQUIRE) == OFAM_READY)
         return ofam_fail(FAM_EINVAL, "%s: already initialized (call fam_finalize first)", __func__);
     if (group == NULL)
         return ofam_fail(FAM_EINVAL, "%s: group name is NULL", __func__);
-    ofam_register_atfork();
     return ofam_go_initialize((char *)group, opts);
 }
 

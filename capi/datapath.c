@@ -16,9 +16,15 @@
 #include "_cgo_export.h"
 #include "ofam.h"
 
+/* The fast path is inlined whole into each public function, so that its
+ * slot reads and out-parameters stay in registers. */
+#define OFAM_INLINE static inline __attribute__((always_inline))
+
 /* The address of [off, off+n) of item d when the fast path may serve a
- * request needing the given rights; NULL sends the request to Go. */
-static inline char *ofam_fast(fam_desc_t *d, uint64_t off, uint64_t n, uint32_t need)
+ * request needing the given rights; NULL sends the request to Go. On success
+ * *sp and *seqp say which slot state was read, for ofam_fast_held. */
+OFAM_INLINE char *ofam_fast(fam_desc_t *d, uint64_t off, uint64_t n, uint32_t need, ofam_slot **sp,
+                            uint32_t *seqp)
 {
     if (__builtin_expect(__atomic_load_n(&ofam_state, __ATOMIC_RELAXED) != OFAM_READY, 0))
         return NULL;
@@ -39,7 +45,38 @@ static inline char *ofam_fast(fam_desc_t *d, uint64_t off, uint64_t n, uint32_t 
         return NULL;
     if (n == 0 || off > size || n > size - off)
         return NULL;
+    *sp = s;
+    *seqp = seq;
     return base + off;
+}
+
+/* Whether the slot still held the state the fast path read (seq) when the
+ * memory access that follows the check returned: if not, the view was
+ * dropped during the access, by a refresh or by fam_finalize, and the
+ * access may have gone to the anonymous zero pages that replace a retired
+ * mapping (core: regionState.retire, scrubMapping) instead of the item.
+ * Finalize invalidates every slot before it retires any mapping, so an
+ * unchanged seq proves the access reached the item.
+ *
+ * The fence orders the access before the re-read. After loads (get) an
+ * acquire fence is enough. After stores (put, atomics) a full fence is
+ * needed in general; on x86 it is not: a store takes its page from the TLB
+ * before it retires, the re-read retires after it, and the TLB shootdown
+ * that retiring a mapping requires interrupts this CPU, which discards the
+ * unretired re-read, so an unchanged seq still proves the store went to the
+ * item's page. A compiler barrier then keeps the fast path free. */
+OFAM_INLINE int ofam_fast_held(ofam_slot *s, uint32_t seq, int stored)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    (void)stored;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#else
+    if (stored)
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    else
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+    return __builtin_expect(__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq, 1);
 }
 
 static inline int ofam_ctx_ok(fam_ctx_t *c)
@@ -59,12 +96,14 @@ static int ofam_slow_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void 
     return ofam_go_rw((uint64_t)(uintptr_t)c, op, local, (uint64_t)(uintptr_t)d, off, n);
 }
 
-static inline int ofam_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void *local, fam_desc_t *d,
-                          uint64_t off, uint64_t n)
+OFAM_INLINE int ofam_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void *local, fam_desc_t *d,
+                        uint64_t off, uint64_t n)
 {
     int put = op == OFAM_XFER_PUT || op == OFAM_XFER_PUT_NB;
     char *p;
-    if (local != NULL && (p = ofam_fast(d, off, n, put ? OFAM_RIGHT_WRITE : OFAM_RIGHT_READ)) != NULL &&
+    ofam_slot *s;
+    uint32_t seq;
+    if (local != NULL && (p = ofam_fast(d, off, n, put ? OFAM_RIGHT_WRITE : OFAM_RIGHT_READ, &s, &seq)) != NULL &&
         (!ctxcall || ofam_ctx_ok(c))) {
         /* A non-blocking transfer on mapped memory completes here, which
          * satisfies every later fence and quiet. */
@@ -72,7 +111,11 @@ static inline int ofam_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, voi
             memcpy(p, local, n);
         else
             memcpy(local, p, n);
-        return 0;
+        if (ofam_fast_held(s, seq, put))
+            return 0;
+        /* The view changed under the copy (a refresh, or fam_finalize):
+         * a transfer may be done again, so Go does it, or reports that
+         * the instance is gone. */
     }
     return ofam_slow_rw(fn, ctxcall, c, op, local, d, off, n);
 }
@@ -107,6 +150,21 @@ static int ofam_slow_amo(const char *fn, int ctxcall, fam_ctx_t *c, fam_desc_t *
         return ofam_fail(FAM_EINVAL, "%s: result pointer is NULL", fn);
     return ofam_go_atomic((uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)d, off, kind, op, vlo, vhi, clo, chi,
                           fetch, out);
+}
+
+/* Called when an atomic's view changed under it (ofam_fast_held). An atomic
+ * cannot be done again. If the handle is still live, the view was only
+ * refreshed, and every mapping a refresh replaces stays mapped to the same
+ * pages until finalize: the result stands (returns 0). If the handle was
+ * released meanwhile (fam_close, fam_deallocate, fam_finalize), the word may
+ * have been a retired mapping's zero page: the call fails (returns 1). */
+static int ofam_amo_raced(const char *fn, ofam_slot *s, fam_desc_t *d)
+{
+    if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == (uint32_t)((uint64_t)(uintptr_t)d >> 32))
+        return 0;
+    ofam_fail(FAM_EINVAL, "%s: the data item handle was released (or fam_finalize ran) during the call; "
+                          "the operation may or may not have taken effect", fn);
+    return 1;
 }
 
 /* Min/Max on floats, as core/amo: a NaN operand never replaces the word, a NaN
@@ -214,7 +272,7 @@ OFAM_INT_ADD(uint64, uint64_t)
         memcpy(&rb, &r, sizeof rb);                                                                \
         return rb;                                                                                 \
     }                                                                                              \
-    static inline B ofam_amo_##name(B *w, int op, B v, B cmp)                                      \
+    OFAM_INLINE B ofam_amo_##name(B *w, int op, B v, B cmp)                                        \
     {                                                                                              \
         switch (op) {                                                                              \
         case OFAM_OP_FETCH:                                                                        \
@@ -247,8 +305,8 @@ OFAM_INT_ADD(uint64, uint64_t)
                 return old;                                                                        \
         }                                                                                          \
     }                                                                                              \
-    static inline int ofam_do_##name(const char *fn, int ctxcall, fam_ctx_t *c, fam_desc_t *d,     \
-                                     uint64_t off, int op, int fetch, T value, T expected, T *out) \
+    OFAM_INLINE int ofam_do_##name(const char *fn, int ctxcall, fam_ctx_t *c, fam_desc_t *d,       \
+                                   uint64_t off, int op, int fetch, T value, T expected, T *out)   \
     {                                                                                              \
         B vb = 0, cb = 0;                                                                          \
         memcpy(&vb, &value, sizeof value);                                                         \
@@ -257,9 +315,13 @@ OFAM_INT_ADD(uint64, uint64_t)
                         : fetch             ? OFAM_RIGHT_READ | OFAM_RIGHT_WRITE                   \
                                             : OFAM_RIGHT_WRITE;                                    \
         char *p;                                                                                   \
-        if ((!fetch || out != NULL) && (p = ofam_fast(d, off, sizeof(T), need)) != NULL &&         \
+        ofam_slot *s;                                                                              \
+        uint32_t seq;                                                                              \
+        if ((!fetch || out != NULL) && (p = ofam_fast(d, off, sizeof(T), need, &s, &seq)) != NULL &&\
             ((uintptr_t)p & (sizeof(T) - 1)) == 0 && (!ctxcall || ofam_ctx_ok(c))) {               \
             B old = ofam_amo_##name((B *)(void *)p, op, vb, cb);                                   \
+            if (!ofam_fast_held(s, seq, 1) && ofam_amo_raced(fn, s, d))                            \
+                return -FAM_EINVAL;                                                                \
             if (fetch)                                                                             \
                 memcpy(out, &old, sizeof old);                                                     \
             return 0;                                                                              \

@@ -8,15 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ofam.h"
 
 ofam_slot *ofam_chunks[OFAM_NCHUNKS];
 int ofam_state = OFAM_DOWN;
 
-/* Set once fam_initialize has succeeded in this process: a child forked after
- * that point has lost the Go runtime's threads and must never enter Go. */
-static int ofam_ever_ready;
+/* The process that loaded the library. The Go runtime inside it starts its
+ * threads at load time, not at fam_initialize, so any child forked from this
+ * process, before or after fam_initialize, has lost them and must never
+ * enter Go: a call into Go there blocks forever. */
+static pid_t ofam_load_pid;
 
 struct ofam_name {
     ofam_name *next;
@@ -64,8 +67,10 @@ void ofam_set_error(int code, const char *msg, size_t n)
 int ofam_not_ready(const char *fn)
 {
     if (__atomic_load_n(&ofam_state, __ATOMIC_ACQUIRE) == OFAM_FORKED)
-        return ofam_fail(FAM_EINVAL, "fam: called in a child forked after fam_initialize; fork without exec "
-                                     "is unsupported (use exec, or Python multiprocessing 'spawn')");
+        return ofam_fail(FAM_EINVAL, "%s: called in a child forked from a process that had libopenfam loaded; "
+                                     "the library's runtime threads do not survive fork, so fork without exec "
+                                     "is unsupported: exec a new program in the child (posix_spawn, or Python "
+                                     "multiprocessing 'spawn'/'forkserver')", fn);
     return ofam_fail(FAM_EINVAL, "%s: not initialized (call fam_initialize first)", fn);
 }
 
@@ -75,30 +80,36 @@ static void ofam_atfork_child(void)
      * any call into Go could hang. The lock is reset because its holder may
      * have been another thread. */
     pthread_mutex_init(&ofam_wlock, NULL);
-    if (__atomic_load_n(&ofam_ever_ready, __ATOMIC_RELAXED))
-        __atomic_store_n(&ofam_state, OFAM_FORKED, __ATOMIC_RELEASE);
+    __atomic_store_n(&ofam_state, OFAM_FORKED, __ATOMIC_RELEASE);
 }
 
-static pthread_once_t ofam_atfork_once = PTHREAD_ONCE_INIT;
-
-static void ofam_atfork_register(void)
+/* Runs when the library is loaded, before the program can fork: a handler
+ * registered only at fam_initialize would miss a fork that comes earlier. */
+__attribute__((constructor)) static void ofam_on_load(void)
 {
+    ofam_load_pid = getpid();
     pthread_atfork(NULL, NULL, ofam_atfork_child);
 }
 
-void ofam_register_atfork(void)
+int ofam_check_forked(void)
 {
-    pthread_once(&ofam_atfork_once, ofam_atfork_register);
+    if (__atomic_load_n(&ofam_state, __ATOMIC_ACQUIRE) == OFAM_FORKED)
+        return 1;
+    /* A child made by a raw fork or clone system call ran no atfork
+     * handler, but has another pid. */
+    if (getpid() != ofam_load_pid) {
+        pthread_mutex_init(&ofam_wlock, NULL);
+        __atomic_store_n(&ofam_state, OFAM_FORKED, __ATOMIC_RELEASE);
+        return 1;
+    }
+    return 0;
 }
 
 void ofam_set_ready(int ready)
 {
     pthread_mutex_lock(&ofam_wlock);
-    if (__atomic_load_n(&ofam_state, __ATOMIC_RELAXED) != OFAM_FORKED) {
-        if (ready)
-            __atomic_store_n(&ofam_ever_ready, 1, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&ofam_state, __ATOMIC_RELAXED) != OFAM_FORKED)
         __atomic_store_n(&ofam_state, ready ? OFAM_READY : OFAM_DOWN, __ATOMIC_RELEASE);
-    }
     pthread_mutex_unlock(&ofam_wlock);
 }
 

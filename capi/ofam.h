@@ -90,7 +90,7 @@ enum {
 enum {
     OFAM_DOWN = 0,   /* not initialized, or finalized */
     OFAM_READY = 1,  /* between fam_initialize and fam_finalize */
-    OFAM_FORKED = 2  /* a child forked after fam_initialize: every call fails */
+    OFAM_FORKED = 2  /* a forked child (see ofam_check_forked): every call fails */
 };
 
 typedef struct ofam_name ofam_name;
@@ -144,8 +144,10 @@ int ofam_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* Fails with FAM_EINVAL explaining why the instance cannot serve fn (not
  * initialized, or a forked child). Returns -FAM_EINVAL. */
 int ofam_not_ready(const char *fn);
-/* Registers the fork handler once per process. */
-void ofam_register_atfork(void);
+/* Reports whether this process is a child forked from the one that loaded
+ * the library (then every call must fail: see handles.c), marking the
+ * instance forked if a raw fork system call made it. */
+int ofam_check_forked(void);
 
 /* ---- called from Go (capi/ Go files) ---------------------------------------- */
 

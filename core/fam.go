@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -203,9 +204,9 @@ func (f *Fam) check(op string) error {
 	return nil
 }
 
-// Finalize waits for outstanding operations, releases every handle, unmaps
-// every region and closes the store. Handles used afterwards fail with
-// CodeInvalid. A second call fails with CodeInvalid.
+// Finalize waits for outstanding operations, releases every handle, retires
+// every mapping (see scrubMapping) and closes the store. Handles used
+// afterwards fail with CodeInvalid. A second call fails with CodeInvalid.
 func (f *Fam) Finalize() error {
 	if err := f.check("fam_finalize"); err != nil {
 		return err
@@ -255,17 +256,20 @@ func (f *Fam) Finalize() error {
 			}
 		}
 	}
+	// Mappings are retired, not unmapped: a C fast-path call that read an
+	// item's address before capi invalidated its handle may still copy
+	// through it, and must find harmless memory, not a hole (SIGSEGV).
 	for _, rs := range f.regions {
-		rs.close()
+		rs.retire()
 	}
 	for _, rs := range f.graveyard {
-		rs.close()
+		rs.retire()
 	}
 	f.graveyard = nil
 	f.items, f.lazy, f.rhandles, f.regions = nil, nil, nil, nil
 	f.mu.Unlock()
 	for _, it := range notify {
-		it.unmapAll()
+		it.retireMaps()
 		it.fire()
 	}
 	if f.remote != nil {
@@ -279,7 +283,7 @@ func (f *Fam) Finalize() error {
 			}
 		}
 		for _, m := range f.staleMaps {
-			_ = unix.Munmap(m)
+			scrubMapping(m)
 		}
 		f.staleMaps = nil
 		f.mu.Unlock()
@@ -375,4 +379,32 @@ func (f *Fam) Option(name string) (any, error) {
 		return n, nil
 	}
 	return v, nil
+}
+
+// scrubMapping replaces the pages of mapping m with anonymous zero pages
+// (reserved, not backed, until touched) instead of unmapping it, so that a
+// thread racing with Finalize that still copies through an address it read
+// before reads zeros or writes to a private page rather than faulting. The
+// file's pages are released; the address range stays reserved for the life
+// of the process, so it is never reused for other data a stale access could
+// corrupt.
+func scrubMapping(m []byte) {
+	if len(m) == 0 {
+		return
+	}
+	_, _ = unix.MmapPtr(-1, 0, unsafe.Pointer(&m[0]), uintptr(len(m)),
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
+}
+
+// retireMaps is unmapAll for Finalize: the fam_map mappings of the item are
+// scrubbed (scrubMapping), not unmapped, since another thread of the program
+// may still be using one.
+func (it *Item) retireMaps() {
+	it.wmu.Lock()
+	maps := it.maps
+	it.maps = nil
+	it.wmu.Unlock()
+	for _, m := range maps {
+		scrubMapping(m)
+	}
 }

@@ -294,11 +294,12 @@ func (r *Region) Destroy() error {
 	}
 	if rs != nil {
 		rs.scrub()
-		// The scrubbed address ranges stay reserved until finalize so that no
-		// new mapping can appear where a racing thread still writes.
+		// The scrubbed address ranges stay reserved (for the life of the
+		// process, see retire) so that no new mapping can appear where a
+		// racing thread still writes.
 		f.mu.Lock()
 		if f.closed.Load() {
-			rs.close()
+			rs.retire()
 		} else {
 			f.graveyard = append(f.graveyard, rs)
 		}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -269,11 +268,7 @@ func (rs *regionState) scrub() {
 	defer rs.mu.Unlock()
 	for _, h := range rs.heaps {
 		for _, m := range append(h.old, h.mem) {
-			if len(m) == 0 {
-				continue
-			}
-			_, _ = unix.MmapPtr(-1, 0, unsafe.Pointer(&m[0]), uintptr(len(m)),
-				unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
+			scrubMapping(m)
 		}
 		if h.file != nil {
 			punchAll(h.file)
@@ -317,6 +312,27 @@ func globQuote(s string) string {
 		b = append(b, s[i])
 	}
 	return string(b)
+}
+
+// retire is close for Finalize: a thread racing with fam_finalize may still
+// copy through an address it read a moment ago, so the mappings are
+// replaced by zero pages instead of unmapped, and their address ranges stay
+// reserved (no memory behind them) for the life of the process. The files
+// keep their bytes.
+func (rs *regionState) retire() {
+	rs.sync()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, h := range rs.heaps {
+		for _, m := range append(h.old, h.mem) {
+			scrubMapping(m)
+		}
+		h.mem, h.old = nil, nil
+		if h.file != nil {
+			h.file.Close()
+			h.file = nil
+		}
+	}
 }
 
 // sync flushes a persistent region's dirty pages to its files.

@@ -181,10 +181,16 @@ int fam_errcode(void);
 /* Starts the process-wide instance. group must not be NULL; opts may be NULL.
  * With no configuration (no OPENFAM_SERVER, no config file) everything is
  * served inside the process from files under the per-user data directories.
- * A second call while initialized fails with FAM_EINVAL. */
+ * A second call while initialized fails with FAM_EINVAL. In a child made by
+ * fork() without exec from a process that has the library loaded (before or
+ * after fam_initialize), this and every other call fail at once with
+ * FAM_EINVAL: the library's runtime threads do not survive fork; exec a new
+ * program in the child instead. */
 int fam_initialize(const char *group, fam_options_t *opts);
 /* Waits for outstanding operations, releases every handle and stops the
- * instance. Handles used afterwards fail with FAM_EINVAL. */
+ * instance. Handles used afterwards fail with FAM_EINVAL. Calls racing with
+ * it on other threads finish or fail with FAM_EINVAL (an atomic that fails so
+ * may or may not have taken effect); they never crash the program. */
 int fam_finalize(const char *group);
 /* Ends the job: with a launcher, every PE exits with status; alone, the
  * process exits with status. Returns only on error. */

@@ -12,7 +12,7 @@ LIB_VERSION := 3.2.0
 # The version script exports only the public API, hiding the Go runtime,
 # cgo's glue and the private ofam_* functions.
 LIB_LDFLAGS := -extldflags '-Wl,-soname,libopenfam.so.0 -Wl,--version-script=$(CURDIR)/$(LIB_MAP)'
-LIB_TESTS   := $(addprefix $(BUILD)/capi-tests/,smoke handles atomics environ)
+LIB_TESTS   := $(addprefix $(BUILD)/capi-tests/,smoke handles atomics environ finalize_race fork_before_init)
 
 ALL_TARGETS    += lib
 TEST_TARGETS   += test-capi
@@ -73,8 +73,11 @@ $(BUILD)/capi-tests/%: capi/testdata/%.c include/openfam.h $(wildcard $(LIB)) | 
 	$(CC) $(APP_CFLAGS) -o $@ $< $(APP_LDFLAGS)
 
 # The Go unit tests of the handle table, then the C programs on a fresh store.
-test-capi: $(LIB_TESTS) ## handle table and C smoke tests of libopenfam
+test-capi: $(LIB_TESTS) famd ## handle table and C smoke tests of libopenfam
 	$(GO) test -race -count=1 ./capi/
 	@for t in $(LIB_TESTS); do echo "== $$t"; store=$$(mktemp -d); \
 	  OPENFAM_DATA_DIR=$$store OPENFAM_SHM_DIR=$$store/shm OPENFAM_BACKUP_DIR=$$store/backups \
 	    env -u OPENFAM_SERVER $$t; rc=$$?; rm -rf $$store; [ $$rc -eq 0 ] || exit $$rc; done
+	@# The finalize race again with items mapped from descriptors famd passes.
+	@echo "== $(BUILD)/capi-tests/finalize_race $(BINDIR)/famd"; \
+	  env -u OPENFAM_SERVER $(BUILD)/capi-tests/finalize_race $(BINDIR)/famd

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gofam/openfam/core/embed"
 	"github.com/gofam/openfam/core/rpc"
+	"github.com/gofam/openfam/core/transport"
 	"github.com/gofam/openfam/internal/bytesize"
 )
 
@@ -90,6 +91,7 @@ type config struct {
 	join, role, logLevel       string
 	advertise, interleave      string
 	shutdownTimeout            time.Duration
+	maxConnsPerPeer            int
 }
 
 func defaultDataDir() string {
@@ -122,6 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.advertise, "advertise", "", "`HOST` a memory server announces to the metadata famd and clients\n(default: the --listen host, which must then not be a wildcard such as 0.0.0.0)")
 	fs.StringVar(&c.interleave, "interleave-size", "", "block `BYTES` of regions striped over memory servers (roles all and metadata):\na multiple of 4096, with an optional suffix K, KiB, M, MiB, G or GiB (default 1MiB)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "`LEVEL` of log detail on stderr: debug, info, warn or error")
+	fs.IntVar(&c.maxConnsPerPeer, "max-conns-per-peer", 0, fmt.Sprintf("most data-plane connections `N` one uid (Unix socket) or source address (TCP)\nmay hold; more are refused with an error and a warning (each client process opens\n4 per server); 0: %d, or a quarter of famd's open-file limit if lower; <0: no cap", transport.DefaultMaxConnsPerPeer))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
 	// The flag package calls Usage on --help and after reporting a parse
 	// error; both are handled below instead.
@@ -227,7 +230,7 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 	}
 	o = embed.Options{DataDir: c.dataDir, ShmDir: c.shmDir, BackupDir: c.backupDir, SocketPath: c.socket,
 		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, ClusterLogf: lg.infof,
-		Role: c.role, InterleaveSize: block}
+		Role: c.role, InterleaveSize: block, WarnLogf: lg.warnf, MaxConnsPerPeer: c.maxConnsPerPeer}
 	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
 		return o, err
 	}
@@ -316,7 +319,7 @@ func (c *config) memoryOptions(lg *logger) (embed.MemoryOptions, error) {
 	}
 	return embed.MemoryOptions{DataDir: c.dataDir, ShmDir: c.shmDir, TCPAddr: ctl, DataTCPAddr: data,
 		DataSocketPath: c.socket, Advertise: c.advertise, Join: join, Token: tok,
-		ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf}, nil
+		ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, WarnLogf: lg.warnf, MaxConnsPerPeer: c.maxConnsPerPeer}, nil
 }
 
 // parseJoin turns --join into the form embed.MemoryOptions.Join takes.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/rpc"
+	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -426,4 +428,27 @@ func listServers(t *testing.T, sock string) []*pb.ServerInfo {
 		t.Fatalf("Servers: %v %v", err, rep.GetErr())
 	}
 	return rep.GetServers()
+}
+
+// TestMaxConnsPerPeer: --max-conns-per-peer caps one uid's data-plane
+// connections; the one over is refused with a message naming the flag, and
+// famd logs a warning at the default level.
+func TestMaxConnsPerPeer(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "famd.sock")
+	f := startFamd(t, "--socket", sock, "--data-dir", filepath.Join(dir, "data"), "--max-conns-per-peer", "3")
+	f.waitLine(t, "serving")
+	opts := transport.ClientOptions{Conns: 3, Timeout: 20 * time.Second}
+	c, err := transport.Dial("unix", sock+".data", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts.Conns = 1
+	_, err = transport.Dial("unix", sock+".data", opts)
+	var e *transport.Error
+	if !errors.As(err, &e) || e.Code != 17 || !strings.Contains(e.Msg, "--max-conns-per-peer") {
+		t.Fatalf("4th connection: %v, want a FAM_ERESOURCE refusal naming --max-conns-per-peer", err)
+	}
+	f.waitLine(t, "warning: data plane: refusing a connection from uid")
 }

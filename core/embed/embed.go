@@ -68,6 +68,13 @@ type Options struct {
 	// ClusterLogf receives the memory-server events an operator wants to
 	// see (joins, revocations owed); nil means Logf.
 	ClusterLogf func(format string, args ...any)
+	// WarnLogf receives the data plane's warnings (connections refused
+	// over MaxConnsPerPeer); nil means Logf.
+	WarnLogf func(format string, args ...any)
+	// MaxConnsPerPeer caps the data-plane connections one uid (Unix
+	// socket) or source address (TCP) may hold; see
+	// transport.ServerOptions.MaxConnsPerPeer (0: its default).
+	MaxConnsPerPeer int
 }
 
 // Famd is a running in-process famd. Its methods are safe for concurrent
@@ -219,10 +226,12 @@ func Start(opts Options) (_ *Famd, err error) {
 	pb.RegisterFamServer(d.grpc, d.srv)
 	logf := opts.Logf
 	if len(uxLns) > 0 {
-		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Logf: logf})
+		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Logf: logf,
+			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
 	}
 	if len(tcpLns) > 0 {
-		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Logf: logf})
+		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Logf: logf,
+			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
 		d.wg.Add(1)

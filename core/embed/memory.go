@@ -47,6 +47,9 @@ type MemoryOptions struct {
 	ShutdownTimeout time.Duration
 	// Logf receives one line per notable event; nil is silent.
 	Logf func(format string, args ...any)
+	// WarnLogf and MaxConnsPerPeer are as in Options.
+	WarnLogf        func(format string, args ...any)
+	MaxConnsPerPeer int
 }
 
 // Memory is a running memory server (famd --role memory). Its methods are
@@ -145,9 +148,11 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 
 	m.grpc = grpc.NewServer(grpc.UnaryInterceptor(ms.UnaryInterceptor))
 	pb.RegisterMemoryServer(m.grpc, ms)
-	m.dataTCP = transport.NewServer(ms, transport.ServerOptions{Token: opts.Token, Logf: opts.Logf})
+	m.dataTCP = transport.NewServer(ms, transport.ServerOptions{Token: opts.Token, Logf: opts.Logf,
+		Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
 	if ul != nil {
-		m.dataUx = transport.NewServer(ms, transport.ServerOptions{Logf: opts.Logf})
+		m.dataUx = transport.NewServer(ms, transport.ServerOptions{Logf: opts.Logf,
+			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
 		m.wg.Add(1)

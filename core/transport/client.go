@@ -119,7 +119,7 @@ func (c *Client) conn(i int) (*cconn, error) {
 		return s.cc, nil
 	}
 	s.cc = nil
-	nc, err := net.DialTimeout(c.network, c.addr, c.opts.Timeout)
+	nc, err := dialPatiently(c.network, c.addr, c.opts.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %s: %v", ErrUnavailable, c.network, c.addr, err)
 	}
@@ -136,6 +136,24 @@ func (c *Client) conn(i int) (*cconn, error) {
 	}
 	s.cc = cc
 	return cc, nil
+}
+
+// dialPatiently is net.DialTimeout, but a Unix socket whose listen backlog
+// is full (connect fails at once with EAGAIN, where TCP would queue the SYN)
+// is tried again, with growing pauses, until timeout: a burst of other
+// connections, say a flood from another user, must not make a well-behaved
+// client fail while the server drains its backlog.
+func dialPatiently(network, addr string, timeout time.Duration) (net.Conn, error) {
+	deadline := time.Now().Add(timeout)
+	pause := time.Millisecond
+	for {
+		nc, err := net.DialTimeout(network, addr, time.Until(deadline))
+		if err == nil || !errors.Is(err, syscall.EAGAIN) || time.Now().Add(pause).After(deadline) {
+			return nc, err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }
 
 // pick returns the first of n consecutive slot numbers for a request of n

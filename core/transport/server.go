@@ -10,7 +10,9 @@ import (
 	"math/bits"
 	"net"
 	"runtime/debug"
+	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +27,37 @@ const (
 	codeInvalid    = 4
 	codeOutOfRange = 13
 	codeUnimpl     = 16
+	codeResource   = 17
+)
+
+// DefaultMaxConnsPerPeer is ServerOptions.MaxConnsPerPeer's default, or a
+// quarter of the process's open-file limit if that is lower (see
+// defaultConnCap). A client process opens DefaultConns connections to each
+// server it uses, so this lets one user run a few hundred processes on one
+// host (or one remote host hold as many) while bounding the descriptors,
+// goroutines and buffers (about 200 KiB a connection) one peer can tie up.
+const DefaultMaxConnsPerPeer = 1024
+
+// defaultConnCap is the cap used when ServerOptions.MaxConnsPerPeer is 0:
+// DefaultMaxConnsPerPeer, lowered to a quarter of the open-file limit so
+// that one peer cannot take most of the server's descriptors (at least 16).
+func defaultConnCap() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur/4 < DefaultMaxConnsPerPeer {
+		return max(int(rl.Cur/4), 16)
+	}
+	return DefaultMaxConnsPerPeer
+}
+
+// Bounds of the work spent on refused connections, so that a flood of them
+// costs little: the refusal is answered to a first request that arrives
+// within refuseWait, and at most maxRefusing connections wait for theirs
+// at once (beyond that a refused connection is closed unanswered).
+const (
+	refuseWait  = 2 * time.Second
+	maxRefusing = 64
+	// refuseLogEvery spaces the warnings about one peer's refusals.
+	refuseLogEvery = 10 * time.Second
 )
 
 // Server serves the data plane of spec/wire.md over stream listeners.
@@ -34,23 +67,43 @@ type Server struct {
 	mem  Memory
 	opts ServerOptions
 
-	mu     sync.Mutex
-	closed bool
-	lns    map[net.Listener]struct{}
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	closed   bool
+	lns      map[net.Listener]struct{}
+	conns    map[net.Conn]struct{}
+	peers    map[string]int           // open connections by peer (see peerOf)
+	refused  map[string]*refusalState // peers refused lately, for the log
+	refusing int                      // refused connections waiting to be answered
+	wg       sync.WaitGroup
+}
+
+// refusalState rate-limits the warnings about one peer's refusals.
+type refusalState struct {
+	logged     time.Time
+	suppressed int
 }
 
 // NewServer returns a Server answering requests on the items mem resolves.
 // It serves nothing until Serve is called.
 func NewServer(mem Memory, opts ServerOptions) *Server {
-	return &Server{mem: mem, opts: opts, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+	if opts.MaxConnsPerPeer == 0 {
+		opts.MaxConnsPerPeer = defaultConnCap()
+	}
+	return &Server{mem: mem, opts: opts, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+		peers: map[string]int{}, refused: map[string]*refusalState{}}
 }
 
 // Serve accepts connections on l and serves them until Close; it may be
 // called for several listeners at once (say TCP and Unix). It returns nil
 // after Close, else the error that stopped Accept. The Server owns l and
 // closes it.
+//
+// The accept loop only accepts: everything else about a connection (who the
+// peer is, whether it is over its cap) is done by the connection's own
+// goroutine, so a flood of connections drains from the listen backlog as
+// fast as it comes. An Accept failing for want of descriptors or memory
+// (which a flood can cause) is retried after a pause instead of stopping
+// the listener.
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -62,19 +115,29 @@ func (s *Server) Serve(l net.Listener) error {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
+	var pause time.Duration
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			s.mu.Lock()
 			closed := s.closed
-			delete(s.lns, l)
+			if closed || !acceptRetryable(err) {
+				delete(s.lns, l)
+			}
 			s.mu.Unlock()
+			if !closed && acceptRetryable(err) {
+				pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+				s.warnf("data plane: accepting on %v: %v; retrying in %v", l.Addr(), err, pause)
+				time.Sleep(pause)
+				continue
+			}
 			l.Close()
 			if closed {
 				return nil
 			}
 			return err
 		}
+		pause = 0
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
@@ -86,12 +149,135 @@ func (s *Server) Serve(l net.Listener) error {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			s.serveConn(c)
+			s.admitAndServe(c)
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// acceptRetryable reports whether an Accept error is a shortage that
+// passes (descriptors, buffers, memory) or a connection that went away
+// before it was accepted, rather than a dead listener.
+func acceptRetryable(err error) bool {
+	for _, e := range []error{unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM, unix.ECONNABORTED, unix.EINTR} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// peerOf names the peer a connection counts against: the uid the kernel
+// reports for a Unix socket (SO_PEERCRED), the source IP address on TCP.
+func peerOf(c net.Conn) string {
+	switch c := c.(type) {
+	case *net.UnixConn:
+		rc, err := c.SyscallConn()
+		if err != nil {
+			return "unix peer (unknown uid)"
+		}
+		var cred *unix.Ucred
+		var cerr error
+		if err := rc.Control(func(fd uintptr) {
+			cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		}); err != nil || cerr != nil {
+			return "unix peer (unknown uid)"
+		}
+		return "uid " + strconv.FormatUint(uint64(cred.Uid), 10)
+	case *net.TCPConn:
+		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			return "address " + a.IP.String()
+		}
+	}
+	return "peer " + c.RemoteAddr().String()
+}
+
+// admitAndServe serves c unless its peer already holds
+// opts.MaxConnsPerPeer connections, in which case c is refused.
+func (s *Server) admitAndServe(c net.Conn) {
+	peer := peerOf(c)
+	limit := s.opts.MaxConnsPerPeer
+	s.mu.Lock()
+	if limit > 0 && s.peers[peer] >= limit {
+		s.mu.Unlock()
+		s.refuse(c, peer, limit)
+		return
+	}
+	s.peers[peer]++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.peers[peer]--; s.peers[peer] <= 0 {
+			delete(s.peers, peer)
+		}
+		s.mu.Unlock()
+	}()
+	s.serveConn(c)
+}
+
+// refuse answers the first request of a connection over its peer's cap
+// with FAM_ERESOURCE and a message saying why (clients send Hello first, so
+// Dial fails with it), then closes the connection, and logs a warning
+// (at most one per peer per refuseLogEvery).
+func (s *Server) refuse(c net.Conn, peer string, limit int) {
+	defer c.Close()
+	now := time.Now()
+	s.mu.Lock()
+	r := s.refused[peer]
+	if r == nil {
+		if len(s.refused) >= 4096 {
+			// Many peers refused lately: forget them rather than grow.
+			s.refused = map[string]*refusalState{}
+		}
+		r = &refusalState{}
+		s.refused[peer] = r
+	}
+	logIt := now.Sub(r.logged) >= refuseLogEvery
+	suppressed := r.suppressed
+	if logIt {
+		r.logged, r.suppressed = now, 0
+	} else {
+		r.suppressed++
+	}
+	answer := s.refusing < maxRefusing
+	if answer {
+		s.refusing++
+	}
+	s.mu.Unlock()
+	if logIt {
+		more := ""
+		if suppressed > 0 {
+			more = fmt.Sprintf(" (%d more refused since the last warning)", suppressed)
+		}
+		s.warnf("data plane: refusing a connection from %s: it holds %d, the most one peer may "+
+			"(famd --max-conns-per-peer)%s", peer, limit, more)
+	}
+	if !answer {
+		return
+	}
+	defer func() {
+		s.mu.Lock()
+		s.refusing--
+		s.mu.Unlock()
+	}()
+	c.SetDeadline(now.Add(refuseWait))
+	br := bufio.NewReaderSize(c, wire.HeaderSize)
+	var hb [wire.HeaderSize]byte
+	h, err := wire.ReadHeader(br, &hb)
+	if err != nil || h.IsReply() || h.PayloadLen > wire.MaxToken {
+		return
+	}
+	if _, err := br.Discard(int(h.PayloadLen)); err != nil {
+		return
+	}
+	msg := fmt.Sprintf("too many data-plane connections from %s: it holds %d, the most one peer may "+
+		"(famd --max-conns-per-peer); close some", peer, limit)
+	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, Status: codeResource, PayloadLen: uint32(len(msg)), ID: h.ID}
+	var out [wire.HeaderSize]byte
+	rh.Encode(out[:])
+	c.Write(append(out[:], msg...))
 }
 
 // Close stops every Serve, closes every connection (requests in flight get
@@ -114,6 +300,15 @@ func (s *Server) Close() error {
 func (s *Server) logf(format string, args ...any) {
 	if s.opts.Logf != nil {
 		s.opts.Logf(format, args...)
+	}
+}
+
+// warnf logs an event an operator should see (opts.Warnf, else Logf).
+func (s *Server) warnf(format string, args ...any) {
+	if s.opts.Warnf != nil {
+		s.opts.Warnf(format, args...)
+	} else {
+		s.logf(format, args...)
 	}
 }
 

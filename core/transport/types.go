@@ -50,6 +50,17 @@ type ServerOptions struct {
 	FDs FDSource
 	// Logf receives one line per connection-level event; nil is silent.
 	Logf func(format string, args ...any)
+	// MaxConnsPerPeer caps the connections one peer may hold open at once,
+	// so that one user cannot starve the others of connections: a peer is
+	// a uid on a Unix socket (SO_PEERCRED), a source IP address on TCP. A
+	// connection over the cap is refused (its first request is answered
+	// with FAM_ERESOURCE and why) and a warning logged. 0 means
+	// DefaultMaxConnsPerPeer, or a quarter of the process's open-file
+	// limit if that is lower; negative, no cap.
+	MaxConnsPerPeer int
+	// Warnf receives the events an operator should see (connections
+	// refused over the cap, Accept failing and retried); nil means Logf.
+	Warnf func(format string, args ...any)
 }
 
 // ClientOptions configure a Client.
