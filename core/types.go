@@ -81,7 +81,7 @@ const (
 )
 
 // NameMax is the longest region or item name in bytes.
-const NameMax = 40
+const NameMax = 255
 
 // checkName validates a region or data item name: 1 to NameMax bytes and
 // not path-like (see nameProblem). Names become file and key names on the

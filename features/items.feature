@@ -1,7 +1,7 @@
 @items
 Feature: Data items and names
   A data item is a block of a region, allocated by fam_allocate with a size in
-  bytes, mode bits and a name that is unique within its region (1 to 40 bytes)
+  bytes, mode bits and a name that is unique within its region (1 to 255 bytes)
   or no name at all. Its bytes start zeroed. fam_lookup finds a named item by
   item and region name; an unnamed item is reachable only through its global
   descriptor {region id, offset}, which fam_desc_global reports and

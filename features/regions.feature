@@ -1,7 +1,7 @@
 @regions
 Feature: Regions
   A region is a named, sized pool of fabric-attached memory owned by the user
-  who created it. fam_create_region makes one with a name of 1 to 40 bytes, a
+  who created it. fam_create_region makes one with a name of 1 to 255 bytes, a
   size in bytes and POSIX mode bits; unset attributes default to volatile
   memory, interleaving enabled and region-level permissions. Region names are
   unique. Any number of handles may name one region: fam_lookup_region opens

@@ -32,12 +32,14 @@ type world struct {
 	mems     []*embed.Memory // the memory servers of a multi-server famd
 	inited   bool
 
-	regions  map[string]Handle
-	items    map[string]Handle
-	ctxs     map[string]Handle
-	bufs     map[string][]byte
-	globals  map[string]core.GlobalDesc
-	maps     map[string][]byte
+	regions map[string]Handle
+	items   map[string]Handle
+	ctxs    map[string]Handle
+	bufs    map[string][]byte
+	globals map[string]core.GlobalDesc
+	maps    map[string][]byte
+	// lastLong is the region the last "whose name is N bytes" step made.
+	lastLong string
 	wait     Handle
 	pes      []*core.Fam // the other PEs of a launcher scenario
 	code     int         // the last tried call's FAM_E* code
@@ -1145,6 +1147,42 @@ func (w *world) mappingPages(name, not, text string) error {
 	return nil
 }
 
+// longName is a name of n bytes of ch, for the name-length steps.
+func (w *world) longName(n, ch string) (string, error) {
+	k, err := strconv.Atoi(n)
+	if err != nil {
+		return "", err
+	}
+	return strings.Repeat(ch, k), nil
+}
+
+func (w *world) createLongRegion(try, n, ch string) error {
+	name, err := w.longName(n, ch)
+	if err != nil {
+		return err
+	}
+	if try == "" {
+		w.lastLong = name
+	}
+	return w.createRegion(try, name, "64", "KiB", "0600", "", "", "")
+}
+
+func (w *world) allocateLong(try, n, ch string) error {
+	name, err := w.longName(n, ch)
+	if err != nil {
+		return err
+	}
+	return w.allocate(try, "", name, "64", "bytes", "0600", w.lastLong)
+}
+
+func (w *world) lookUpLong(n, ch string) error {
+	name, err := w.longName(n, ch)
+	if err != nil {
+		return err
+	}
+	return w.lookup("", name, w.lastLong, "")
+}
+
 func (w *world) unmap(try, name string) error {
 	d, err := w.item(name)
 	if err != nil {
@@ -1508,6 +1546,9 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	sc.Step(`^I write `+q+` at offset `+num+` through the mapping of item `+q+`$`, w.writeMapping)
 	sc.Step(`^the mapping of item `+q+` reads at offset `+num+` `+q+`$`, w.mappingReads)
 	sc.Step(`^`+try+`unmap item `+q+`$`, w.unmap)
+	sc.Step(`^`+try+`create a region whose name is `+num+` bytes of `+q+`$`, w.createLongRegion)
+	sc.Step(`^`+try+`allocate an item whose name is `+num+` bytes of `+q+` in that region$`, w.allocateLong)
+	sc.Step(`^the item whose name is `+num+` bytes of `+q+` can be looked up in that region$`, w.lookUpLong)
 	sc.Step(`^the pages of the mapping of item `+q+` (do not )?contain `+q+`$`, w.mappingPages)
 
 	sc.Step(`^`+try+`back up item `+q+` as `+q+`$`, w.backup)

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define OPENFAM_API_VERSION "3.2.0"   /* the OpenFAM API this library matches */
-#define OPENFAM_NAME_MAX 40           /* longest region or data item name, bytes */
+#define OPENFAM_NAME_MAX 255          /* longest region or data item name, bytes (OpenFAM: 40) */
 
 /* Error codes: absolute values equal OpenFAM 3.2's Fam_Error numbers. */
 #define FAM_EUNKNOWN 1
@@ -208,7 +208,7 @@ const void *fam_get_option(const char *name);
 /* ---- Regions ------------------------------------------------------------ */
 
 /* Names and modes, for every call below that takes them:
- *   - A region or item name is 1 to 40 bytes (FAM_ENAMETOOLONG beyond) and
+ *   - A region or item name is 1 to 255 bytes (FAM_ENAMETOOLONG beyond) and
  *     must not be path-like: no '/', not "." or "..", no NUL or other
  *     control character (bytes below 0x20, and 0x7f); UTF-8 is fine.
  *     Otherwise FAM_EINVAL. A backup name follows the same rules but may

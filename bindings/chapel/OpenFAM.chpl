@@ -36,7 +36,7 @@ module OpenFAM {
   /* The OpenFAM API version the library implements. */
   param OPENFAM_API_VERSION = "3.2.0";
   /* Longest region or data item name, in bytes. */
-  param OPENFAM_NAME_MAX = 40;
+  param OPENFAM_NAME_MAX = 255;
 
   // Error codes, as carried by FamError.code.
   param FAM_EUNKNOWN = 1;

@@ -248,7 +248,7 @@ TEST(Region, NullAttributesDefaultsAndBadNames) {
     EXPECT_EQ(st.region_attributes.permissionLevel, REGION);
     my_fam->fam_destroy_region(rd);
     delete rd;
-    std::string long_name(41, 'x');
+    std::string long_name(256, 'x');
     EXPECT_EQ(FAM_ERROR_OF(my_fam->fam_create_region(long_name.c_str(), 8192, 0777, NULL)), FAM_ERR_NAME_TOO_LONG);
     EXPECT_THROW(my_fam->fam_create_region(NULL, 8192, 0777, NULL), Fam_Exception);
     EXPECT_THROW(my_fam->fam_destroy_region(NULL), Fam_Exception);

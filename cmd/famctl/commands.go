@@ -31,6 +31,7 @@ type cmdOpts struct {
 	persistent   bool
 	volatile     bool
 	noInterleave bool
+	itemPerms    bool
 }
 
 var commands []*command
@@ -48,12 +49,15 @@ func init() {
 				fs.BoolVar(&o.persistent, "persistent", false, "")
 				fs.BoolVar(&o.volatile, "volatile", false, "")
 				fs.BoolVar(&o.noInterleave, "no-interleave", false, "")
+				fs.BoolVar(&o.itemPerms, "item-permissions", false, "")
 			},
 			help: "Options:\n  --mode MODE        permissions, octal (default 0600)\n" +
 				"  --persistent       keep the region's bytes on disk (survive reboots)\n" +
 				"  --volatile         keep them on tmpfs (survive processes, not reboots)\n" +
 				"                     (neither: the server's default memory type)\n" +
-				"  --no-interleave    do not stripe items over memory servers\n"},
+				"  --no-interleave    do not stripe items over memory servers\n" +
+				"  --item-permissions each item's own mode governs it (default: the\n" +
+				"                     region's mode governs every item, as in OpenFAM)\n"},
 		{name: "destroy-region", args: "NAME", summary: "destroy a region and every item in it", min: 1, max: 1, run: cmdDestroyRegion},
 		{name: "chmod", args: "REGION [ITEM] MODE", summary: "change the permissions of a region or an item", min: 2, max: 3, run: cmdChmod,
 			help: "Changing an item's permissions revokes the data-plane keys clients hold\nfor it; they re-open the item with the new rights.\n"},
@@ -364,6 +368,9 @@ func cmdCreateRegion(s *session, o *cmdOpts, args []string) error {
 	}
 	if o.noInterleave {
 		attr.Interleave = interleaveDisable
+	}
+	if o.itemPerms {
+		attr.PermLevel = permDataItem
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()

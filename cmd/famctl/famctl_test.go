@@ -185,7 +185,7 @@ func TestCommands(t *testing.T) {
 
 	// create-region, table and JSON forms, options before and after the
 	// positional arguments.
-	out = f.ok(t, "create-region", "--mode", "0640", "r1", "4M")
+	out = f.ok(t, "create-region", "--mode", "0640", "--item-permissions", "r1", "4M")
 	if !strings.Contains(out, "created region r1") {
 		t.Errorf("create-region said %q", out)
 	}

@@ -18,6 +18,7 @@ const (
 	memVolatile       = 1
 	memPersistent     = 2
 	interleaveDisable = 2
+	permDataItem      = 2
 )
 
 // regionJSON is a region in --json output.

@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional
 from ._errors import FamError, ForkedChildError, LibraryNotFoundError
 
 SONAME = "libopenfam.so.0"
-NAME_MAX = 40
+NAME_MAX = 255
 REGION_OFFSET = 0xFFFFFFFFFFFFFFFF
 
 c_mode_t = c_uint  # mode_t is unsigned int on Linux
