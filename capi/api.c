@@ -342,6 +342,11 @@ int fam_delete_backup_wait(fam_wait_t *w)
 char *fam_list_backup(const char *backup_name)
 {
     OFAM_REQUIRE_READY_PTR();
+    if (backup_name == NULL) {
+        /* As in OpenFAM; "" lists every backup the caller may read. */
+        ofam_fail(FAM_EINVAL, "%s: backup name is NULL (pass \"\" to list every backup)", __func__);
+        return NULL;
+    }
     return ofam_go_list_backup((char *)backup_name);
 }
 

@@ -106,6 +106,14 @@ TEST(FamException, LibraryErrorsCarryCodeAndMessage) {
 
 /* ---- Options ---- */
 
+// As in OpenFAM, fam_finalize takes a NULL group name.
+TEST(Init, FinalizeAcceptsNullGroup) {
+    fam *f = new fam();
+    f->fam_initialize("default", nullptr);
+    EXPECT_NO_THROW(f->fam_finalize(nullptr));
+    delete f;
+}
+
 TEST(Options, ListInOpenFamOrder) {
     static const char *want[] = {"VERSION", "DEFAULT_REGION_NAME", "CIS_SERVER", "GRPC_PORT",
                                  "LIBFABRIC_PROVIDER", "FAM_THREAD_MODEL", "CIS_INTERFACE_TYPE",

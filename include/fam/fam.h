@@ -818,10 +818,9 @@ class fam {
 
     /* Ends this object's use of the library; the last one waits for
      * outstanding operations and stops it, after which every descriptor and
-     * context is stale (deleting them stays safe). */
+     * context is stale (deleting them stays safe). groupName may be NULL. */
     void fam_finalize(const char *groupName) {
-        if (groupName == nullptr)
-            compat_detail::raise(FAM_ERR_INVALID, "fam_finalize: group name is NULL");
+        (void)groupName; // NULL is fine, as in OpenFAM: the name selects nothing
         compat_detail::State &s = compat_detail::state();
         std::lock_guard<std::mutex> g(s.mu);
         if (!initialized_)

@@ -26,8 +26,10 @@ static fam_ctx_t *g_stale_ctx;
 
 enum { REGION_BYTES = 32 << 20, PERSIST_BYTES = 4096 };
 
-static const char NAME40[] = "abcdefghijabcdefghijabcdefghijabcdefghij";
-static const char NAME41[] = "abcdefghijabcdefghijabcdefghijabcdefghijk";
+/* The longest name (OPENFAM_NAME_MAX bytes) and one byte more; main fills
+ * them. */
+static char NAME_LONGEST[OPENFAM_NAME_MAX + 1];
+static char NAME_TOO_LONG[OPENFAM_NAME_MAX + 2];
 
 static void fill(uint8_t *buf, size_t n, unsigned seed)
 {
@@ -268,7 +270,7 @@ static void test_region_create_errors(void **state)
     (void)state;
     assert_fam_null(fam_create_region(NULL, 4096, 0600, NULL), FAM_EINVAL);
     assert_fam_null(fam_create_region("", 4096, 0600, NULL), FAM_EINVAL);
-    assert_fam_null(fam_create_region(NAME41, 4096, 0600, NULL), FAM_ENAMETOOLONG);
+    assert_fam_null(fam_create_region(NAME_TOO_LONG, 4096, 0600, NULL), FAM_ENAMETOOLONG);
     assert_fam_null(fam_create_region("zero-size", 0, 0600, NULL), FAM_EINVAL);
     assert_fam_null(fam_create_region("api", 4096, 0600, NULL), FAM_EEXIST);
 
@@ -285,7 +287,7 @@ static void test_region_create_errors(void **state)
     assert_fam_null(fam_create_region("bad-attr", 4096, 0600, &bad2), FAM_EINVAL);
 
     /* The longest legal name works, and failed creations left nothing behind. */
-    fam_region_t *r = assert_fam_ptr(fam_create_region(NAME40, 4096, 0600, NULL));
+    fam_region_t *r = assert_fam_ptr(fam_create_region(NAME_LONGEST, 4096, 0600, NULL));
     assert_fam_ok(fam_destroy_region(r));
     assert_fam_null(fam_lookup_region("zero-size"), FAM_ENOTFOUND);
     assert_fam_null(fam_lookup_region("bad-attr"), FAM_ENOTFOUND);
@@ -310,7 +312,7 @@ static void test_region_lookup(void **state)
     assert_fam_null(fam_lookup_region("missing"), FAM_ENOTFOUND);
     assert_fam_null(fam_lookup_region(NULL), FAM_EINVAL);
     assert_fam_null(fam_lookup_region(""), FAM_EINVAL);
-    assert_fam_null(fam_lookup_region(NAME41), FAM_ENAMETOOLONG);
+    assert_fam_null(fam_lookup_region(NAME_TOO_LONG), FAM_ENAMETOOLONG);
 }
 
 static void test_region_resize(void **state)
@@ -480,7 +482,7 @@ static void test_item_allocate_errors(void **state)
     (void)state;
     fam_desc_t *d = assert_fam_ptr(fam_allocate("dup", 64, 0600, g_region));
     assert_fam_null(fam_allocate("dup", 64, 0600, g_region), FAM_EEXIST);
-    assert_fam_null(fam_allocate(NAME41, 64, 0600, g_region), FAM_ENAMETOOLONG);
+    assert_fam_null(fam_allocate(NAME_TOO_LONG, 64, 0600, g_region), FAM_ENAMETOOLONG);
     assert_fam_null(fam_allocate("zero", 0, 0600, g_region), FAM_EINVAL);
     assert_fam_null(fam_allocate("noregion", 64, 0600, NULL), FAM_EINVAL);
     assert_fam_null(fam_allocate("garbage", 64, 0600, GARBAGE_PTR), FAM_EINVAL);
@@ -490,7 +492,7 @@ static void test_item_allocate_errors(void **state)
     if (fam_errcode() != FAM_ENOSPACE && fam_errcode() != FAM_EINVAL)
         fail_msg("UINT64_MAX item: errcode %d (%s)", fam_errcode(), fam_errmsg());
 
-    fam_desc_t *longest = assert_fam_ptr(fam_allocate(NAME40, 64, 0600, g_region));
+    fam_desc_t *longest = assert_fam_ptr(fam_allocate(NAME_LONGEST, 64, 0600, g_region));
     assert_fam_ok(fam_deallocate(longest));
     assert_fam_null(fam_lookup("zero", "api"), FAM_ENOTFOUND);
     assert_fam_ok(fam_deallocate(d));
@@ -516,7 +518,7 @@ static void test_item_lookup(void **state)
     assert_fam_null(fam_lookup("findme", "noregion"), FAM_ENOTFOUND);
     assert_fam_null(fam_lookup(NULL, "api"), FAM_EINVAL);
     assert_fam_null(fam_lookup("findme", NULL), FAM_EINVAL);
-    assert_fam_null(fam_lookup(NAME41, "api"), FAM_ENAMETOOLONG);
+    assert_fam_null(fam_lookup(NAME_TOO_LONG, "api"), FAM_ENAMETOOLONG);
     assert_fam_ok(fam_close(d2));
     assert_fam_ok(fam_deallocate(d));
 }
@@ -1240,7 +1242,9 @@ static void test_backup_restore(void **state)
     assert_int_equal(size, SIZE);
     assert_false(list_has(list, "bk-two", NULL));
     free(list);
-    list = assert_fam_ptr(fam_list_backup(NULL));
+    /* As in OpenFAM, a NULL name is an error; "" lists every backup. */
+    assert_fam_null(fam_list_backup(NULL), FAM_EINVAL);
+    list = assert_fam_ptr(fam_list_backup(""));
     assert_true(list_has(list, "bk-one", NULL));
     assert_true(list_has(list, "bk-two", NULL));
     free(list);
@@ -1298,7 +1302,7 @@ static void test_backup_restore(void **state)
     w = assert_fam_ptr(fam_delete_backup("bk-one"));
     assert_fam_ok(fam_delete_backup_wait(w));
     assert_fam_err(fam_delete_backup_wait(w), FAM_EINVAL);
-    list = assert_fam_ptr(fam_list_backup(NULL));
+    list = assert_fam_ptr(fam_list_backup(""));
     assert_false(list_has(list, "bk-one", NULL));
     assert_true(list_has(list, "bk-two", NULL));
     free(list);
@@ -1570,7 +1574,8 @@ static void test_prepare_persistent_data(void **state)
 static void test_finalize(void **state)
 {
     (void)state;
-    assert_fam_ok(fam_finalize("test"));
+    /* As in OpenFAM, the group name may be NULL: it selects nothing. */
+    assert_fam_ok(fam_finalize(NULL));
 }
 
 /* ---- after fam_finalize -------------------------------------------------------- */
@@ -1663,6 +1668,8 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--check-persist") == 0)
         return child_check_persist();
 
+    memset(NAME_LONGEST, 'n', OPENFAM_NAME_MAX);
+    memset(NAME_TOO_LONG, 'n', OPENFAM_NAME_MAX + 1);
     famtest_use_fresh_store("capi", argv);
     const struct CMUnitTest before[] = {
         cmocka_unit_test(test_error_state_starts_clear),
