@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/gofam/openfam/core/rpc"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -244,7 +245,11 @@ func dial(g *globals) (*session, error) {
 		if terr != nil {
 			return nil, fmt.Errorf("token file: %w", terr)
 		}
-		conn, err = rpc.DialTCP(hostport, token, uint32(os.Getuid()), uint32(os.Getgid()), g.timeout)
+		auth, aerr := famauth.ClientFromEnv(token)
+		if aerr != nil {
+			return nil, aerr
+		}
+		conn, err = rpc.DialTCP(hostport, auth, g.timeout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach famd at %s: %w", addr, err)

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/gofam/openfam/core/memserver"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -43,6 +45,11 @@ type MemoryOptions struct {
 	// Token is the cluster token: TCP data-plane clients present it, and
 	// this server presents it when joining over TCP.
 	Token string
+	// ServerToken is the metadata service's server token: this server
+	// proves it holds it when joining (famauth.ServerProof). Needed to
+	// join over TCP, and on the Unix socket of a metadata service that
+	// has one.
+	ServerToken string
 	// ShutdownTimeout bounds the graceful part of Close; default 5s.
 	ShutdownTimeout time.Duration
 	// Logf receives one line per notable event; nil is silent.
@@ -212,7 +219,10 @@ func (m *Memory) join(req *pb.JoinRequest) (uint64, error) {
 	if path, ok := strings.CutPrefix(m.opts.Join, "unix:"); ok {
 		conn, err = rpc.DialUnix(path, time.Second)
 	} else {
-		conn, err = rpc.DialTCP(strings.TrimPrefix(m.opts.Join, "tcp://"), m.opts.Token, uint32(os.Getuid()), uint32(os.Getgid()), time.Second)
+		// A join is authorised by the server token, never as a user:
+		// MUNGE has no part in it.
+		conn, err = rpc.DialTCP(strings.TrimPrefix(m.opts.Join, "tcp://"),
+			&famauth.Client{Token: m.opts.Token, Mode: famauth.ModeToken}, time.Second)
 	}
 	if err != nil {
 		return 0, err
@@ -220,6 +230,10 @@ func (m *Memory) join(req *pb.JoinRequest) (uint64, error) {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if m.opts.ServerToken != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, famauth.MDServerProof,
+			famauth.ServerProof(m.opts.ServerToken, rpc.JoinProofFields(req)...))
+	}
 	rep, err := pb.NewFamClient(conn).Join(ctx, req)
 	if err != nil {
 		return 0, err
