@@ -593,5 +593,9 @@ func (g *logger) debugf(format string, args ...any) {
 func (g *logger) infof(format string, args ...any) {
 	g.at(1, "", strings.TrimPrefix(format, "famd: "), args...)
 }
-func (g *logger) warnf(format string, args ...any)  { g.at(2, "warning: ", format, args...) }
+
+// warnf also logs the server's refusals, whose lines start with "famd: ".
+func (g *logger) warnf(format string, args ...any) {
+	g.at(2, "warning: ", strings.TrimPrefix(format, "famd: "), args...)
+}
 func (g *logger) errorf(format string, args ...any) { g.at(3, "error: ", format, args...) }

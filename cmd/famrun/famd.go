@@ -57,8 +57,8 @@ type privateFamd struct {
 	// serverTokenFile is the credential with which the memory famds join
 	// the metadata famd ("" with --servers 1). Only famds get it.
 	serverTokenFile string
-	keep      bool
-	daemons   []*daemon // [0] serves sock; the rest are memory servers
+	keep            bool
+	daemons         []*daemon // [0] serves sock; the rest are memory servers
 
 	// exited is closed once any daemon has exited; dead is that daemon.
 	exited   chan struct{}

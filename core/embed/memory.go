@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/memserver"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
@@ -186,7 +187,9 @@ func (m *Memory) logf(format string, args ...any) {
 
 // joinLoop registers with the metadata service, retrying every half
 // second (logging the first failure and then every twentieth) until it
-// succeeds or the server closes.
+// succeeds or the server closes. A refusal for want of the right server
+// credential is final: it is reported on Failed, since retrying with the
+// same credential cannot succeed and would fill the metadata famd's log.
 func (m *Memory) joinLoop() {
 	defer m.wg.Done()
 	host, _ := os.Hostname()
@@ -202,6 +205,14 @@ func (m *Memory) joinLoop() {
 			m.logf("famd: joined the metadata service at %s as memory server %d", m.opts.Join, id)
 			return
 		}
+		var refused joinRefused
+		if errors.As(err, &refused) {
+			select {
+			case m.failed <- fmt.Errorf("the metadata famd at %s refused this memory server: %w", m.opts.Join, err):
+			default:
+			}
+			return
+		}
 		if attempt%20 == 0 {
 			m.logf("famd: joining the metadata service at %s: %v (retrying)", m.opts.Join, err)
 		}
@@ -212,6 +223,11 @@ func (m *Memory) joinLoop() {
 		}
 	}
 }
+
+// joinRefused is a join the metadata service refused with FAM_ERR_NOPERM.
+type joinRefused struct{ msg string }
+
+func (e joinRefused) Error() string { return e.msg }
 
 func (m *Memory) join(req *pb.JoinRequest) (uint64, error) {
 	var conn *grpc.ClientConn
@@ -239,6 +255,9 @@ func (m *Memory) join(req *pb.JoinRequest) (uint64, error) {
 		return 0, err
 	}
 	if fe := rep.GetErr(); fe.GetCode() != 0 {
+		if core.Code(fe.GetCode()) == core.CodeNoPerm {
+			return 0, joinRefused{fe.GetMsg()}
+		}
 		return 0, errors.New(fe.GetMsg())
 	}
 	return rep.GetServerId(), nil
