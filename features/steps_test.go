@@ -237,6 +237,10 @@ func (w *world) restartFamd() error {
 // servers are reached over TCP, where clients must present it.
 const clusterToken = "feature-cluster-token-0987654321"
 
+// serverToken is what memory servers prove to join the metadata famd
+// (over TCP they need it); clients never get it.
+const serverToken = "feature-server-token-1357924680"
+
 // startCluster starts an in-process metadata famd (role "metadata", so
 // every region lives on memory servers) and k memory servers that join
 // it, all on real sockets, and points OPENFAM_SERVER and
@@ -255,7 +259,7 @@ func (w *world) startCluster(k int, block uint64) error {
 	}
 	meta, err := embed.Start(embed.Options{DataDir: filepath.Join(dir, "meta"), ShmDir: filepath.Join(dir, "meta-shm"),
 		BackupDir: filepath.Join(dir, "backups"), TCPAddr: "127.0.0.1:0", Token: clusterToken,
-		Role: "metadata", InterleaveSize: block})
+		Role: "metadata", InterleaveSize: block, ServerToken: serverToken})
 	if err != nil {
 		return err
 	}
@@ -263,7 +267,7 @@ func (w *world) startCluster(k int, block uint64) error {
 	for i := range k {
 		mdir := filepath.Join(dir, fmt.Sprintf("mem%d", i))
 		m, err := embed.StartMemory(embed.MemoryOptions{DataDir: mdir, ShmDir: mdir + "-shm",
-			TCPAddr: "127.0.0.1:0", Join: meta.Addr(), Token: clusterToken})
+			TCPAddr: "127.0.0.1:0", Join: meta.Addr(), Token: clusterToken, ServerToken: serverToken})
 		if err != nil {
 			return fmt.Errorf("memory server %d: %v", i, err)
 		}
