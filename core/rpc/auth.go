@@ -54,7 +54,7 @@ type tcpAuth struct {
 // tcpConn is the authentication state of one TCP connection.
 type tcpConn struct {
 	mu     sync.Mutex
-	nonce  string   // challenge outstanding, "" for none
+	nonce  string   // the connection's challenge, "" until the first one
 	secret string   // session secret, "" before the handshake
 	id     identity // valid once secret is set
 }
@@ -207,8 +207,6 @@ func (s *Server) mungeIdentity(c *tcpConn, md metadata.MD, from net.Addr) (ident
 	if cred := first(md, famauth.MDMungeCred); cred != "" {
 		c.mu.Lock()
 		nonce := c.nonce
-		// One answer per challenge: a failed one needs a new challenge.
-		c.nonce = ""
 		c.mu.Unlock()
 		if nonce == "" {
 			return s.challenge(c)
@@ -240,8 +238,10 @@ func (s *Server) mungeIdentity(c *tcpConn, md metadata.MD, from net.Addr) (ident
 }
 
 // challenge refuses a call for want of MUNGE authentication, with the
-// connection's challenge nonce (made now unless one is outstanding) in the
-// trailer.
+// connection's challenge nonce in the trailer. A connection has one nonce
+// for its life, so that calls racing to authenticate all answer the same
+// challenge: each answer is still a distinct credential, which munged
+// decodes once only, and the nonce ties them to this connection.
 func (s *Server) challenge(c *tcpConn) (identity, metadata.MD, error) {
 	c.mu.Lock()
 	if c.nonce == "" {

@@ -260,6 +260,30 @@ func TestMungeIdentity(t *testing.T) {
 		t.Fatalf("nobody's MUNGE client said %q, want %q", out, want)
 	}
 
+	// One client, two connections, calls racing on each: every call is
+	// served, as root, after at most one handshake per connection.
+	cl := &famauth.Client{Token: token, MungeSocket: sock}
+	var wg sync.WaitGroup
+	for range 2 {
+		conn, err := rpc.DialTCP(d.Addr(), cl, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fc := pb.NewFamClient(conn)
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rep, err := fc.RegionByID(ctx(t), &pb.RegionByIDRequest{Id: shared.GetId()})
+				if err != nil || rep.GetErr() != nil || rep.GetRegion().GetUid() != 0 {
+					t.Errorf("concurrent first calls over MUNGE: %v %v", err, rep.GetErr())
+				}
+			}()
+		}
+	}
+	wg.Wait()
+
 	// Root over TCP with MUNGE: its own item, not nobody's.
 	t.Setenv("OPENFAM_AUTH", "munge")
 	t.Setenv("OPENFAM_MUNGE_SOCKET", sock)

@@ -117,8 +117,9 @@ func CheckServerProof(serverToken, proof string, fields ...string) bool {
 
 // Client authenticates a client's calls to famd over TCP: the cluster
 // token on every call, and the MUNGE handshake when famd asks for it (or
-// always, with Mode ModeMunge). Install it with DialOptions. Safe for
-// concurrent use.
+// always, with Mode ModeMunge). Install it with DialOptions; each
+// connection dialled with them keeps its own session secret. Safe for
+// concurrent use; set the fields before the first DialOptions.
 type Client struct {
 	// Token is the cluster token.
 	Token string
@@ -129,9 +130,15 @@ type Client struct {
 	Mode string
 	// MungeSocket is munged's socket ("" for libmunge's default).
 	MungeSocket string
+}
 
+// session is the authentication state of one client connection (one
+// grpc.ClientConn): famd binds a session secret to the transport
+// connection it was made on.
+type session struct {
+	c      *Client
 	mu     sync.Mutex
-	secret string // the session secret of the current connection, or ""
+	secret string // the session secret famd gave, or ""
 	gen    uint64 // bumped whenever secret changes
 }
 
@@ -155,27 +162,28 @@ func ClientFromEnv(token string) (*Client, error) {
 // DialOptions returns the gRPC dial options that authenticate every call
 // made on the connection.
 func (c *Client) DialOptions() []grpc.DialOption {
+	s := &session{c: c}
 	return []grpc.DialOption{
-		grpc.WithPerRPCCredentials(perRPC{c}),
-		grpc.WithChainUnaryInterceptor(c.unary),
-		grpc.WithChainStreamInterceptor(c.stream),
+		grpc.WithPerRPCCredentials(perRPC{s}),
+		grpc.WithChainUnaryInterceptor(s.unary),
+		grpc.WithChainStreamInterceptor(s.stream),
 	}
 }
 
 // perRPC adds the token, the insistence on MUNGE and the session secret to
 // every call.
-type perRPC struct{ c *Client }
+type perRPC struct{ s *session }
 
 func (p perRPC) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	md := map[string]string{MDAuthorization: "Bearer " + p.c.Token}
-	if p.c.Mode == ModeMunge {
+	md := map[string]string{MDAuthorization: "Bearer " + p.s.c.Token}
+	if p.s.c.Mode == ModeMunge {
 		md[MDAuthWant] = ModeMunge
 	}
-	p.c.mu.Lock()
-	if p.c.secret != "" {
-		md[MDAuthSession] = p.c.secret
+	p.s.mu.Lock()
+	if p.s.secret != "" {
+		md[MDAuthSession] = p.s.secret
 	}
-	p.c.mu.Unlock()
+	p.s.mu.Unlock()
 	return md, nil
 }
 
@@ -184,21 +192,21 @@ func (p perRPC) GetRequestMetadata(context.Context, ...string) (map[string]strin
 // is trusted to that extent (mTLS would be the next step).
 func (perRPC) RequireTransportSecurity() bool { return false }
 
-func (c *Client) generation() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen
+func (s *session) generation() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen
 }
 
 // took records a session secret famd returned.
-func (c *Client) took(tr metadata.MD) {
+func (s *session) took(tr metadata.MD) {
 	if v := tr.Get(MDAuthSession); len(v) > 0 && v[0] != "" {
-		c.mu.Lock()
-		if c.secret != v[0] {
-			c.secret = v[0]
-			c.gen++
+		s.mu.Lock()
+		if s.secret != v[0] {
+			s.secret = v[0]
+			s.gen++
 		}
-		c.mu.Unlock()
+		s.mu.Unlock()
 	}
 }
 
@@ -238,24 +246,24 @@ const maxHandshakes = 3
 // unary runs a call, answering famd's MUNGE challenge and running it again
 // when famd refused it for want of one (famd refuses before the handler
 // runs, so the call is not repeated).
-func (c *Client) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+func (s *session) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	callCtx := ctx
 	for i := 0; ; i++ {
-		gen := c.generation()
+		gen := s.generation()
 		var tr metadata.MD
 		err := invoker(callCtx, method, req, reply, cc, append(opts, grpc.Trailer(&tr))...)
-		c.took(tr)
+		s.took(tr)
 		nonce := challenge(err, tr)
 		if nonce == "" || i == maxHandshakes {
 			return err
 		}
-		if c.generation() != gen {
+		if s.generation() != gen {
 			// Another call authenticated meanwhile: its secret may do.
 			callCtx = ctx
 			continue
 		}
-		cred, aerr := c.answer(nonce)
+		cred, aerr := s.c.answer(nonce)
 		if aerr != nil {
 			return aerr
 		}
@@ -271,18 +279,17 @@ const probeMethod = "/openfam.v1.Fam/Info"
 // when it refuses one for want of authentication, the stream's error is
 // returned after a unary call has authenticated the connection: the
 // caller's retry then succeeds.
-func (c *Client) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
+func (s *session) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 	streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	s, err := streamer(ctx, desc, cc, method, opts...)
+	cs, err := streamer(ctx, desc, cc, method, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &authStream{ClientStream: s, c: c, cc: cc}, nil
+	return &authStream{ClientStream: cs, cc: cc}, nil
 }
 
 type authStream struct {
 	grpc.ClientStream
-	c    *Client
 	cc   *grpc.ClientConn
 	once sync.Once
 }

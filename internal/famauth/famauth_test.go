@@ -37,13 +37,14 @@ func TestReadToken(t *testing.T) {
 // famd gave one, the session secret); never a uid or gid of its choosing.
 func TestCallsCarryNoIdentity(t *testing.T) {
 	c := &Client{Token: "tok"}
-	md, err := perRPC{c}.GetRequestMetadata(context.Background())
+	s := &session{c: c}
+	md, err := perRPC{s}.GetRequestMetadata(context.Background())
 	if err != nil || len(md) != 1 || md[MDAuthorization] != "Bearer tok" {
 		t.Fatalf("metadata %v, %v: want the token only", md, err)
 	}
-	c.took(map[string][]string{MDAuthSession: {"s3ss10n"}})
+	s.took(map[string][]string{MDAuthSession: {"s3ss10n"}})
 	c.Mode = ModeMunge
-	md, _ = perRPC{c}.GetRequestMetadata(context.Background())
+	md, _ = perRPC{s}.GetRequestMetadata(context.Background())
 	if len(md) != 3 || md[MDAuthSession] != "s3ss10n" || md[MDAuthWant] != ModeMunge {
 		t.Fatalf("metadata after a handshake %v: want token, session secret and the insistence on MUNGE", md)
 	}
