@@ -169,7 +169,17 @@ func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stder
 			return err
 		}
 	}
-	return f.awaitJoined(cfg, deadline.C, sigs)
+	if err := f.awaitJoined(cfg, deadline.C, sigs); err != nil {
+		return err
+	}
+	// Every famd has read the server token and the memory famds have
+	// joined: no one needs it any more, and the PEs (same user) should not
+	// find it lying next to the cluster token.
+	if err := os.Remove(f.serverTokenFile); err != nil {
+		f.killAll()
+		return fmt.Errorf("removing the job's server token: %w", err)
+	}
+	return nil
 }
 
 // writeTokens makes the job's cluster token and server token (files of
