@@ -18,6 +18,7 @@ import (
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/internal/famauth"
+	"github.com/gofam/openfam/internal/munge/mungetest"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -499,5 +500,45 @@ func TestMemoryJoinNeedsServerToken(t *testing.T) {
 	good := startMem(2, "--server-token-file", stok)
 	if sub := joinedRe.FindStringSubmatch(good.waitLine(t, "joined the metadata famd")); sub == nil || sub[2] != "1" {
 		t.Fatalf("memory famd with the server token: join line wrong:\n%s", good.log.String())
+	}
+}
+
+// TestServeTCPWithMunge runs famd --auth munge against a private munged:
+// a TCP client is who its MUNGE credential says (this test's uid), and
+// one without MUNGE is refused.
+func TestServeTCPWithMunge(t *testing.T) {
+	sock := mungetest.Start(t)
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("sesame\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := startFamd(t, "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--auth", "munge", "--munge-socket", sock,
+		"--data-dir", filepath.Join(dir, "data"))
+	line := f.waitLine(t, "serving")
+	m := regexp.MustCompile(`gRPC on tcp://(\S+) `).FindStringSubmatch(line)
+	if m == nil || !strings.Contains(line, "clients authenticated with MUNGE") {
+		t.Fatalf("serving line %q: no TCP address or MUNGE note", line)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dial := func(c *famauth.Client) pb.FamClient {
+		conn, err := rpc.DialTCP(m[1], c, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return pb.NewFamClient(conn)
+	}
+	rep, err := dial(&famauth.Client{Token: "sesame", MungeSocket: sock}).CreateRegion(ctx, &pb.CreateRegionRequest{Name: "r", Size: 1 << 20, Mode: 0o600})
+	if err != nil || rep.GetErr() != nil || rep.GetRegion().GetUid() != uint32(os.Getuid()) {
+		t.Fatalf("CreateRegion over TCP with MUNGE: %v %v, owner %d; want owned by uid %d", err, rep.GetErr(), rep.GetRegion().GetUid(), os.Getuid())
+	}
+	if _, err := dial(&famauth.Client{Token: "sesame", Mode: famauth.ModeToken}).Info(ctx, &pb.InfoRequest{}); err == nil ||
+		!strings.Contains(err.Error(), "OPENFAM_AUTH=token") {
+		t.Fatalf("a client refusing MUNGE: %v, want a refusal naming OPENFAM_AUTH=token", err)
+	}
+	if code, log := f.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit %d, log:\n%s", code, log)
 	}
 }
