@@ -26,6 +26,8 @@ type Context struct {
 	// Quiet, which reports the first failure among them.
 	cmu   sync.Mutex
 	calls []pendingCall
+	// fenced is how many of calls a Fence has already waited for.
+	fenced int
 }
 
 type pendingCall struct {
@@ -382,10 +384,20 @@ func (c *Context) Copy(src *Item, srcOff uint64, dst *Item, dstOff, n uint64) (*
 
 // Fence orders the context's earlier operations before its later ones.
 // Local operations complete in order already; the fence also orders this
-// thread's memory accesses.
+// thread's memory accesses. Non-blocking transfers to famd or memory
+// servers travel on several connections, to several servers, none of
+// which orders them against the others: the fence waits until those issued
+// so far are applied. Their failures stay for Quiet to report.
 func (c *Context) Fence() error {
 	if err := c.check("fam_fence"); err != nil {
 		return err
+	}
+	c.cmu.Lock()
+	earlier := append([]pendingCall(nil), c.calls[min(c.fenced, len(c.calls)):]...)
+	c.fenced = len(c.calls)
+	c.cmu.Unlock()
+	for _, pc := range earlier {
+		_ = pc.call.Wait()
 	}
 	var x atomic.Int64
 	x.Add(1) // a locked instruction: a full barrier on every architecture Go supports
@@ -403,7 +415,7 @@ func (c *Context) Quiet() error {
 	c.pending.Wait()
 	c.cmu.Lock()
 	calls := c.calls
-	c.calls = nil
+	c.calls, c.fenced = nil, 0
 	c.cmu.Unlock()
 	var first error
 	for _, pc := range calls {

@@ -353,6 +353,11 @@ func (f *Fam) Option(name string) (any, error) {
 	if !set {
 		v = def
 	}
+	if name == "OPENFAM_MODEL" && f.remote != nil {
+		// The model in use, whatever was asked: programs (and OpenFAM's own
+		// tests) run memory-server-only paths when they read this.
+		v = "memory_server"
+	}
 	if name == "FAM_DEFAULT_MEMORY_TYPE" && !set {
 		v = "volatile"
 		if f.opts.DefaultMemoryType == Persistent {

@@ -33,6 +33,7 @@ type itemView struct {
 	size   uint64
 	rights Rights
 	rs     *regionState // embedded only
+	heap   *heapFile    // embedded, not placed: the class file mem lies in
 
 	// Served by famd: the item's key, and the whole mapping mem lies in (to
 	// unmap when the view is dropped) when famd passed the heap file.
@@ -72,12 +73,17 @@ func (f *Fam) makeViewLocked(rec metadata.Item) (*itemView, error) {
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	mode, uid, gid := effective(rs.rec, rec)
+	c := classOf(rs.rec, rec)
+	rights := rightsFor(c.mode, c.uid, c.gid, f.uid, f.gid)
 	end := rec.Offset + rec.Size
 	if Placed(rs.rec) {
-		return &itemView{size: rec.Size, rights: rightsFor(mode, uid, gid, f.uid, f.gid), rs: rs}, nil
+		return &itemView{size: rec.Size, rights: rights, rs: rs}, nil
 	}
-	return &itemView{mem: rs.mem[rec.Offset:end:end], size: rec.Size, rights: rightsFor(mode, uid, gid, f.uid, f.gid), rs: rs}, nil
+	h, err := rs.heapLocked(c)
+	if err != nil {
+		return nil, err
+	}
+	return &itemView{mem: h.mem[rec.Offset:end:end], size: rec.Size, rights: rights, rs: rs, heap: h}, nil
 }
 
 func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
@@ -164,7 +170,11 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 		}
 	}
 	if !Placed(rs.rec) {
-		if err := pages.ZeroReserve(int(rs.file.Fd()), rs.mem, off, n, &rs.reserved); err != nil {
+		h, err := rs.heapLocked(classOf(rs.rec, irec))
+		if err == nil {
+			err = pages.ZeroReserve(int(h.file.Fd()), h.mem, off, n, &h.reserved)
+		}
+		if err != nil {
 			_ = rs.alloc.Free(off, n)
 			rs.mu.Unlock()
 			return nil, Errorf(CodeNoSpace, op, "region %q: %v", rec.Name, err)
@@ -374,7 +384,7 @@ func (it *Item) Stat() (Stat, error) {
 		return Stat{}, Errorf(CodeNotFound, op, "region %d no longer exists", rec.RegionID)
 	}
 	return Stat{Size: rec.Size, Mode: rec.Mode, Name: rec.Name, UID: rec.UID, GID: rec.GID,
-		NumServers: uint64(len(reg.Servers)), InterleaveSize: reg.InterleaveSize,
+		NumServers: uint64(len(reg.Servers)), InterleaveSize: interleaveOf(reg),
 		Servers: append([]uint64(nil), reg.Servers...)}, nil
 }
 
@@ -442,6 +452,9 @@ func (it *Item) Deallocate() error {
 	}
 	if rs := f.regions[rec.RegionID]; rs != nil {
 		rs.mu.Lock()
+		if !Placed(rs.rec) {
+			rs.release(classOf(rs.rec, rec), rec.Offset, rec.Size)
+		}
 		_ = rs.alloc.Free(rec.Offset, rec.Size)
 		rs.mu.Unlock()
 	}
@@ -466,12 +479,33 @@ func (it *Item) ChangePermissions(mode uint32) error {
 	if rec.UID != f.uid {
 		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change the permissions of data item {%d, %d}", rec.UID, rec.RegionID, rec.Offset)
 	}
+	old := rec
 	rec.Mode = mode & 0o777
 	f.mu.Lock()
+	rs, err := f.regionLocked(rec.RegionID)
+	if err != nil {
+		f.mu.Unlock()
+		return Errorf(CodeResource, op, "%v", err)
+	}
+	// The bytes move to the new class's heap file first (see storage.go):
+	// the old one may be mapped by clients that lose access now.
+	rs.mu.Lock()
+	if !Placed(rs.rec) {
+		if err := rs.move(classOf(rs.rec, old), classOf(rs.rec, rec), rec.Offset, rec.Size); err != nil {
+			rs.mu.Unlock()
+			f.mu.Unlock()
+			return Errorf(CodeNoSpace, op, "moving data item {%d, %d} to its new permissions' heap file: %v", rec.RegionID, rec.Offset, err)
+		}
+	}
 	if err := f.store.UpdateItem(rec); err != nil {
+		if !Placed(rs.rec) {
+			_ = rs.move(classOf(rs.rec, rec), classOf(rs.rec, old), rec.Offset, rec.Size)
+		}
+		rs.mu.Unlock()
 		f.mu.Unlock()
 		return storeErr(op, "data item", rec.Name, err)
 	}
+	rs.mu.Unlock()
 	var notify []*Item
 	for h := range f.items[itemKey{rec.RegionID, rec.Offset}] {
 		notify = append(notify, h)
@@ -552,12 +586,15 @@ func (it *Item) Map() ([]byte, error) {
 		return b, nil
 	}
 	off := it.g.Offset
+	if v.heap == nil {
+		return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; data item {%d, %d} is interleaved over memory servers", it.g.RegionID, off)
+	}
 	v.rs.mu.Lock()
 	var m, b []byte
-	if v.rs.file == nil {
+	if v.heap.file == nil {
 		err = unix.EBADF
 	} else {
-		m, b, err = mapRange(int(v.rs.file.Fd()), off, v.size, v.rights)
+		m, b, err = mapRange(int(v.heap.file.Fd()), off, v.size, v.rights)
 	}
 	v.rs.mu.Unlock()
 	if err != nil {
@@ -629,9 +666,11 @@ func (it *Item) unmapAll() {
 	}
 }
 
-// File returns the path of the region heap file holding the item and the
-// item's byte offset in it, for servers that hand same-host clients a
-// descriptor to map (famd). Errors as for any use of the handle.
+// File returns the path of the heap file holding the item and the item's
+// byte offset in it, for servers that hand same-host clients a descriptor
+// to map (famd). The file holds only items of the same owner, group and
+// mode as this one (see storage.go), so a descriptor of it reaches nothing
+// its holder may not access. Errors as for any use of the handle.
 func (it *Item) File() (path string, offset uint64, err error) {
 	v, err := it.use("fam_item_file", 0)
 	if err != nil {
@@ -640,8 +679,13 @@ func (it *Item) File() (path string, offset uint64, err error) {
 	if v.rs == nil {
 		return "", 0, Errorf(CodeUnimplemented, "fam_item_file", "the item is served by famd, not this process")
 	}
-	if v.rs.file == nil {
+	if v.heap == nil {
 		return "", 0, it.notHere("map")
 	}
-	return v.rs.path, it.g.Offset, nil
+	v.rs.mu.Lock()
+	defer v.rs.mu.Unlock()
+	if v.heap.file == nil {
+		return "", 0, it.notHere("map")
+	}
+	return v.heap.path, it.g.Offset, nil
 }

@@ -61,7 +61,7 @@ func (r *Region) Items() (map[uint64]Stat, error) {
 	}
 	for _, it := range f.store.Items(r.id) {
 		out[it.Offset] = Stat{Size: it.Size, Mode: it.Mode, Name: it.Name, UID: it.UID, GID: it.GID,
-			NumServers: uint64(len(rec.Servers)), InterleaveSize: rec.InterleaveSize, Servers: append([]uint64(nil), rec.Servers...)}
+			NumServers: uint64(len(rec.Servers)), InterleaveSize: interleaveOf(rec), Servers: append([]uint64(nil), rec.Servers...)}
 	}
 	return out, nil
 }

@@ -38,6 +38,20 @@ type Placer interface {
 // than in the instance's own files (server id 0 is the instance itself).
 func Placed(rec metadata.Region) bool { return len(rec.Servers) > 0 && rec.Servers[0] != 0 }
 
+// DefaultInterleaveSize is the interleave block size of a region when the
+// service configures none: OpenFAM's default dataitem_interleave_size.
+const DefaultInterleaveSize = 1 << 20
+
+// interleaveOf is the interleave size fam_stat reports for region rec:
+// its block size, or the default for a region recorded without one (never
+// 0, which OpenFAM programs would divide by).
+func interleaveOf(rec metadata.Region) uint64 {
+	if rec.InterleaveSize == 0 {
+		return DefaultInterleaveSize
+	}
+	return rec.InterleaveSize
+}
+
 // Placement is where a placed item's bytes are: its region's record (with
 // servers and block size), the item's offset and size in the region, and
 // the rights of the handle's identity on it.

@@ -2,7 +2,6 @@ package core
 
 import (
 	"errors"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -70,8 +69,14 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 			return nil, Errorf(CodeResource, op, "%v", err)
 		}
 		if s != nil {
-			servers, block = s, b
+			servers = s
 		}
+		block = b
+	}
+	if block == 0 {
+		// Reported by fam_stat even for a region on one server: OpenFAM
+		// programs divide by it to stripe their own work.
+		block = DefaultInterleaveSize
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -221,7 +226,7 @@ func (r *Region) Stat() (Stat, error) {
 		Size: rec.Size, Mode: rec.Mode, Name: rec.Name, UID: rec.UID, GID: rec.GID,
 		Attr: RegionAttr{Redundancy: Redundancy(rec.Redundancy), Memory: MemoryType(rec.MemoryType),
 			Interleave: Interleave(rec.Interleave), PermLevel: PermLevel(rec.PermLevel)},
-		NumServers: uint64(len(rec.Servers)), InterleaveSize: rec.InterleaveSize,
+		NumServers: uint64(len(rec.Servers)), InterleaveSize: interleaveOf(rec),
 		Servers: append([]uint64(nil), rec.Servers...),
 	}, nil
 }
@@ -286,7 +291,9 @@ func (r *Region) Destroy() error {
 		}
 		f.mu.Unlock()
 	}
-	_ = os.Remove(f.regionPath(rec))
+	// The heap files' pages are freed even while a client still holds a
+	// descriptor of one: destroying a region gives its space back.
+	removeHeapFiles(f.regionPath(rec))
 	return nil
 }
 
@@ -384,17 +391,41 @@ func (r *Region) ChangePermissions(mode uint32) error {
 	if rec.UID != f.uid {
 		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change region %q's permissions", rec.UID, rec.Name)
 	}
+	old := rec
 	rec.Mode = mode & 0o777
 	f.mu.Lock()
+	rs, err := f.regionLocked(r.id)
+	if err != nil {
+		f.mu.Unlock()
+		return Errorf(CodeResource, op, "%v", err)
+	}
+	rs.mu.Lock()
+	// With region-level permissions every item's access class changes:
+	// its bytes move to the new class's heap file (see storage.go).
+	var moved []metadata.Item
+	if !Placed(rs.rec) && PermLevel(rec.PermLevel) != PermDataItem {
+		for _, it := range f.store.Items(r.id) {
+			if err := rs.move(classOf(old, it), classOf(rec, it), it.Offset, it.Size); err != nil {
+				for _, m := range moved {
+					_ = rs.move(classOf(rec, m), classOf(old, m), m.Offset, m.Size)
+				}
+				rs.mu.Unlock()
+				f.mu.Unlock()
+				return Errorf(CodeNoSpace, op, "moving the items of region %q to its new permissions' heap file: %v", rec.Name, err)
+			}
+			moved = append(moved, it)
+		}
+	}
 	if err := f.store.UpdateRegion(rec); err != nil {
+		for _, m := range moved {
+			_ = rs.move(classOf(rec, m), classOf(old, m), m.Offset, m.Size)
+		}
+		rs.mu.Unlock()
 		f.mu.Unlock()
 		return storeErr(op, "region", rec.Name, err)
 	}
-	if rs := f.regions[r.id]; rs != nil {
-		rs.mu.Lock()
-		rs.rec = rec
-		rs.mu.Unlock()
-	}
+	rs.rec = rec
+	rs.mu.Unlock()
 	notify := f.regionItemsLocked(r.id)
 	f.mu.Unlock()
 	for _, it := range notify {

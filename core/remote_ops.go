@@ -201,6 +201,32 @@ func (it *Item) reresolve(op string) error {
 	return nil
 }
 
+// reresolveFrom resolves the item again only if the handle still uses the
+// revoked key: a thread of this program may have renewed it meanwhile (its
+// own chmod does), and renewing again would withdraw the key that thread
+// is about to use.
+func (it *Item) reresolveFrom(op string, key transport.Key) error {
+	if it.state.Load() != stateOpen {
+		return Errorf(CodeInvalid, op, "data item handle was released")
+	}
+	old := it.view.Load()
+	if old == nil || old.key != key {
+		return nil
+	}
+	v, _, err := it.rResolve(op)
+	if err != nil {
+		return err
+	}
+	if !it.view.CompareAndSwap(old, v) {
+		// Renewed by another thread while we asked: keep its key.
+		it.f.rForget(v)
+		return nil
+	}
+	it.f.rForget(old)
+	it.fire()
+	return nil
+}
+
 // rForget tells famd a key is no longer used, best effort. The mapping of
 // the old view stays until the handle is released: another thread may
 // still be copying through it.
@@ -404,7 +430,7 @@ func (f *Fam) keyRevoked(key transport.Key) {
 	f.mu.Unlock()
 	const op = "fam_revoked"
 	for _, it := range hs {
-		err := it.reresolve(op)
+		err := it.reresolveFrom(op, key)
 		switch CodeOf(err) {
 		case CodeNotFound:
 			f.mu.Lock()

@@ -308,3 +308,57 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// A program that changes an item's permissions and then deallocates it
+// through famd must succeed every time: famd's revocation of the old key
+// reaches this program's session stream while it already uses the key its
+// own chmod renewed, and renewing once more would withdraw that key under
+// the deallocation ("unknown or revoked data item key", 100 of 100 tries of
+// an OpenFAM test program before).
+func TestChmodThenDeallocateThroughFamd(t *testing.T) {
+	d := startFamd(t, embed.Options{})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	r, err := f.CreateRegion("chmod-dealloc", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		it, err := r.Allocate("x", 4096, 0o600)
+		if err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if err := f.Default().Put([]byte("v"), it, 0); err != nil {
+			t.Fatalf("round %d: put: %v", i, err)
+		}
+		if err := it.ChangePermissions(0o640); err != nil {
+			t.Fatalf("round %d: chmod: %v", i, err)
+		}
+		if err := it.Deallocate(); err != nil {
+			t.Fatalf("round %d: deallocate after chmod: %v", i, err)
+		}
+	}
+}
+
+// OPENFAM_MODEL names the model in use: memory_server for a program
+// served by famd (OpenFAM programs run their memory-server-only paths
+// on it), shared_memory for the embedded default.
+func TestModelOptionFollowsTheServer(t *testing.T) {
+	d := startFamd(t, embed.Options{})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	if v, err := f.Option("OPENFAM_MODEL"); err != nil || v != "memory_server" {
+		t.Fatalf("served by famd: OPENFAM_MODEL = %v (%v), want memory_server", v, err)
+	}
+	o := core.DefaultOptions()
+	dir := t.TempDir()
+	o.DataDir, o.ShmDir, o.BackupDir, o.PEID, o.PECount = dir+"/d", dir+"/s", dir+"/b", 0, 1
+	e, err := core.Initialize(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Finalize()
+	if v, err := e.Option("OPENFAM_MODEL"); err != nil || v != "shared_memory" {
+		t.Fatalf("embedded: OPENFAM_MODEL = %v (%v), want shared_memory", v, err)
+	}
+}

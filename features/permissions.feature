@@ -116,6 +116,48 @@ Feature: Permissions
     And I try to look up region "private"
     Then it fails with FAM_ENOPERM
 
+  # What a mapping reaches: every page of it, not only the item's bytes.
+  # Items of one owner, group and mode share heap files; items that differ
+  # in any of them never share a mapped page, so mapping one item (in
+  # this process, or from the descriptor famd passes on its host) shows no
+  # byte of an item with other permissions.
+  Scenario Outline: a mapping reaches no item with other permissions (<where>)
+    Given I finalize OpenFAM
+    And <instance>
+    And I create region "pages" of 64 KiB with mode 0600 and data item-level permissions
+    And I allocate item "secret" of 64 bytes with mode 0600 in region "pages"
+    And I allocate item "shared" of 64 bytes with mode 0644 in region "pages"
+    And I allocate item "secret2" of 64 bytes with mode 0600 in region "pages"
+    And I put "top-secret-bytes" at offset 0 of item "secret"
+    And I put "for-everyone" at offset 0 of item "shared"
+    And I put "more-secret-bytes" at offset 0 of item "secret2"
+    When I map item "shared"
+    Then the pages of the mapping of item "shared" contain "for-everyone"
+    And the pages of the mapping of item "shared" do not contain "top-secret-bytes"
+    And the pages of the mapping of item "shared" do not contain "more-secret-bytes"
+    When I map item "secret"
+    Then the pages of the mapping of item "secret" contain "more-secret-bytes"
+    And the pages of the mapping of item "secret" do not contain "for-everyone"
+
+    Examples:
+      | where      | instance                                     |
+      | embedded   | an OpenFAM instance                          |
+      | famd, unix | an OpenFAM instance served by famd over unix |
+
+  Scenario: a permission change moves an item out of pages mapped before it
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix
+    And I create region "moving" of 64 KiB with mode 0600 and data item-level permissions
+    And I allocate item "a" of 64 bytes with mode 0644 in region "moving"
+    And I allocate item "b" of 64 bytes with mode 0644 in region "moving"
+    And I put "stays-public" at offset 0 of item "a"
+    And I put "becomes-private" at offset 0 of item "b"
+    And I map item "a"
+    When I change the permissions of item "b" to 0600
+    Then the pages of the mapping of item "a" contain "stays-public"
+    And the pages of the mapping of item "a" do not contain "becomes-private"
+    And reading 15 bytes at offset 0 of item "b" gives "becomes-private"
+
   Scenario: over TCP with the cluster token only, a client acts as famd's one TCP identity
     # famd --tcp-identity: the token proves the host, not the user, so famd
     # never takes a uid from a TCP client; it gives every one the identity

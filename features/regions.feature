@@ -13,6 +13,8 @@ Feature: Regions
   memory servers stripes a region with default attributes over all of them
   (striping.feature has the details); one with interleaving disabled goes to
   one server; with no memory server it has nowhere to place a region.
+  fam_stat reports the region's interleave block size even when the region is
+  on one server (the service's configured size, 1 MiB by default), never 0.
 
   Background:
     Given an OpenFAM instance
@@ -29,6 +31,7 @@ Feature: Regions
       | permission level | region   |
       | interleave       | enabled  |
       | memory servers   | 1        |
+      | interleave size  | 1048576  |
 
   Scenario: attributes given at creation are kept
     When I create region "beta" of 64 KiB with mode 0640 and persistent memory and data item-level permissions
@@ -125,6 +128,18 @@ Feature: Regions
       | field          | value   |
       | interleave     | enabled |
       | memory servers | 2       |
+
+  Scenario: a region on one memory server reports the default interleave size
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix
+    When I create region "single" of 64 KiB with mode 0600 and interleaving disabled
+    And I allocate item "one" of 64 bytes with mode 0600 in region "single"
+    Then region "single" has
+      | field           | value   |
+      | interleave size | 1048576 |
+    And item "one" has
+      | field           | value   |
+      | interleave size | 1048576 |
 
   Scenario: a region with interleaving disabled goes to one memory server
     Given an OpenFAM instance served by a famd with 2 memory servers

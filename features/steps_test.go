@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/cucumber/godog"
 
@@ -1154,6 +1155,25 @@ func (w *world) mappingReads(name, off, want string) error {
 	return nil
 }
 
+// mappingPages reports whether the whole pages the mapping of item name
+// lies in contain text: a mapping exposes every byte of its pages, not
+// only the item's.
+func (w *world) mappingPages(name, not, text string) error {
+	m, ok := w.maps[name]
+	if !ok {
+		return fmt.Errorf("item %q is not mapped", name)
+	}
+	const page = 4096
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+	lo := base &^ (page - 1)
+	hi := (base + uintptr(len(m)) + page - 1) &^ (page - 1)
+	pages := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(m)), -int(base-lo))), hi-lo)
+	if has := bytes.Contains(pages, []byte(text)); has != (not == "") {
+		return fmt.Errorf("the pages mapped for item %q contain %q: %v", name, text, has)
+	}
+	return nil
+}
+
 func (w *world) unmap(try, name string) error {
 	d, err := w.item(name)
 	if err != nil {
@@ -1518,6 +1538,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	sc.Step(`^I write `+q+` at offset `+num+` through the mapping of item `+q+`$`, w.writeMapping)
 	sc.Step(`^the mapping of item `+q+` reads at offset `+num+` `+q+`$`, w.mappingReads)
 	sc.Step(`^`+try+`unmap item `+q+`$`, w.unmap)
+	sc.Step(`^the pages of the mapping of item `+q+` (do not )?contain `+q+`$`, w.mappingPages)
 
 	sc.Step(`^`+try+`back up item `+q+` as `+q+`$`, w.backup)
 	sc.Step(`^`+try+`restore backup `+q+` into item `+q+`$`, w.restore)

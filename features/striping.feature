@@ -90,6 +90,23 @@ Feature: Regions striped over several memory servers
     And reading 100 bytes at offset 0 of item "span" gives 100 zero bytes
     And reading 100 bytes at offset 9100 of item "span" gives 100 zero bytes
 
+  Scenario Outline: a fence orders non-blocking puts whichever servers they go to (round <round>)
+    When I put 20000 bytes of "o" at offset 0 of item "span" non-blocking
+    And I fence
+    And I put 20000 bytes of "<new>" at offset 0 of item "span" non-blocking
+    And I fence
+    And I get 20000 bytes at offset 0 of item "span" into buffer "after"
+    Then buffer "after" holds 20000 bytes of "<new>"
+    And I quiet
+
+    Examples:
+      | round | new |
+      | 1     | a   |
+      | 2     | b   |
+      | 3     | c   |
+      | 4     | d   |
+      | 5     | e   |
+
   Scenario: atomics reach words in different blocks
     Given item "span" holds the int64 40 at offset 4096
     And item "span" holds the int64 5 at offset 8192

@@ -337,6 +337,11 @@ func (s *Server) Drop(_ context.Context, req *pb.SegmentRequest) (*pb.Reply, err
 		sg.old = append(sg.old, *sg.mem.Load())
 		empty := []byte(nil)
 		sg.mem.Store(&empty)
+		// Its pages go back now, not when the server stops: such a
+		// racing request reads zeros.
+		if st, err := sg.file.Stat(); err == nil && st.Size() > 0 {
+			_ = unix.Fallocate(int(sg.file.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, st.Size())
+		}
 		sg.mu.Unlock()
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {

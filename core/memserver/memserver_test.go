@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
@@ -165,5 +167,47 @@ func TestControlCallsNeedTheSecret(t *testing.T) {
 	}
 	if err := call(metadata.Pairs(MDSecret, s.Secret())); err != nil {
 		t.Fatalf("right secret refused: %v", err)
+	}
+}
+
+// Dropping a segment gives its pages back at once, not when the server
+// stops (its mappings stay for racing requests, so only punching the file
+// frees them). Needs root to mount a small tmpfs.
+func TestDropFreesSpaceAtOnce(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	dir := t.TempDir()
+	shm := filepath.Join(dir, "shm")
+	if err := os.MkdirAll(shm, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", shm, "tmpfs", 0, "size=16m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	defer unix.Unmount(shm, unix.MNT_DETACH)
+	s := newServer(t, dir)
+	used := func() uint64 {
+		var st unix.Statfs_t
+		if err := unix.Statfs(shm, &st); err != nil {
+			t.Fatal(err)
+		}
+		return (st.Blocks - st.Bfree) * uint64(st.Bsize)
+	}
+	base := used()
+	ctx := context.Background()
+	for i := uint64(1); i <= 4; i++ {
+		seg := &pb.Segment{RegionId: i, Size: 12 << 20}
+		k := key(byte(i))
+		ok(t)(s.Grant(ctx, &pb.GrantRequest{Segment: seg, Key: k[:], Start: 0, End: 12 << 20, Rights: 3, Epoch: []byte("e")}))
+		ok(t)(s.Zero(ctx, &pb.ZeroRequest{Segment: seg, Offset: 0, Length: 10 << 20}))
+		mem, _, _ := s.Resolve(k)
+		for j := 0; j < 10<<20; j += 4096 {
+			mem[j] = 1
+		}
+		ok(t)(s.Drop(ctx, &pb.SegmentRequest{Segment: seg}))
+		if u := used(); u > base+1<<20 {
+			t.Fatalf("segment %d: %d bytes still in use after Drop (%d before)", i, u, base)
+		}
 	}
 }

@@ -26,7 +26,7 @@ import (
 
 // DefaultInterleaveSize is the block size of interleaved regions unless
 // famd is told otherwise (OpenFAM's dataitem_interleave_size default).
-const DefaultInterleaveSize = 1 << 20
+const DefaultInterleaveSize = core.DefaultInterleaveSize
 
 // ClusterOptions configure a Cluster.
 type ClusterOptions struct {
@@ -343,11 +343,11 @@ func (c *Cluster) Place(name string, size uint64, attr core.RegionAttr) ([]uint6
 		if c.opts.Role == "metadata" {
 			return nil, 0, errors.New("no memory server has joined this metadata service (start famd --role memory --join ...)")
 		}
-		return nil, 0, nil
+		return nil, c.opts.InterleaveSize, nil
 	}
 	if attr.Interleave == core.InterleaveDisable {
 		if c.opts.Role == "all" {
-			return nil, 0, nil
+			return nil, c.opts.InterleaveSize, nil
 		}
 		h := fnv.New32a()
 		h.Write([]byte(name))

@@ -144,9 +144,13 @@ func (s *Server) Resolve(key transport.Key) (mem []byte, rights uint8, ok bool) 
 // passing: the heap file holding the item and the item's offset in it.
 var itemFile = func(it *core.Item) (string, uint64, error) { return it.File() }
 
-// OpenFD implements transport.FDSource: it opens the region heap file of
-// the item key names, read-only unless the key grants write, for a
-// same-host client to map. The caller owns the returned file.
+// OpenFD implements transport.FDSource: it opens the heap file of the item
+// key names for a same-host client to map, read-only unless the key grants
+// write (a read-only descriptor cannot be made writable: the file is
+// famd's, mode 0600, so reopening /proc/self/fd/N fails for other users).
+// The file holds only items of the same access class as this one (see
+// core's storage.go): nothing the holder may not access with these
+// rights. Write-only keys get no descriptor. The caller owns the file.
 func (s *Server) OpenFD(key transport.Key) (f *os.File, offset, size uint64, rights uint8, err error) {
 	e, ok := s.keys.get(key)
 	if !ok {
@@ -155,6 +159,11 @@ func (s *Server) OpenFD(key transport.Key) (f *os.File, offset, size uint64, rig
 	_, size, r, ok := e.it.Local()
 	if !ok || r == 0 {
 		return nil, 0, 0, 0, transport.ErrStaleKey
+	}
+	if r&core.RightRead == 0 {
+		// A shared mapping needs a readable descriptor, and a write-only
+		// key must not yield one: such items go through the data plane.
+		return nil, 0, 0, 0, &transport.Error{Code: int32(core.CodeNoPerm), Msg: "a write-only data item is not mapped; use the data plane"}
 	}
 	path, off, err := itemFile(e.it)
 	if err != nil {

@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 	case "":
 	case "nobody":
 		os.Exit(nobodyHelper())
+	case "fdpass":
+		os.Exit(fdpassHelper())
 	default:
 		os.Exit(authHelper(h))
 	}

@@ -39,6 +39,9 @@ func (r *Reserved) ensure(fd int, size, off, n uint64) error {
 		r.chunks = map[uint64]struct{}{}
 	}
 	first, last := off/Chunk, (off+n-1)/Chunk
+	// What this call backs, to give back if a later part does not fit:
+	// a failed allocation must not keep space.
+	var took [][2]uint64
 	for c := first; c <= last; c++ {
 		if _, ok := r.chunks[c]; ok {
 			continue
@@ -46,15 +49,59 @@ func (r *Reserved) ensure(fd int, size, off, n uint64) error {
 		lo, hi := c*Chunk, min((c+1)*Chunk, size)
 		if reserve(fd, lo, hi) == nil {
 			r.chunks[c] = struct{}{}
+			took = append(took, [2]uint64{lo, hi})
 			continue
 		}
 		plo := max(lo, off&^(page-1))
 		phi := min(hi, (off+n+page-1)&^(page-1))
 		if err := reserve(fd, plo, phi); err != nil {
+			for _, t := range took {
+				// Only the pages of the range itself: the rest of a
+				// chunk may hold other items' bytes.
+				if a, b := max(t[0], (off+page-1)&^(page-1)), min(t[1], (off+n)&^(page-1)); b > a {
+					_ = punch(fd, a, b)
+				}
+				delete(r.chunks, t[0]/Chunk)
+			}
 			return err
 		}
+		took = append(took, [2]uint64{plo, phi})
 	}
 	return nil
+}
+
+func punch(fd int, lo, hi uint64) error {
+	return unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(lo), int64(hi-lo))
+}
+
+// releaseMin is the size from which Release gives an item's whole pages
+// back to the file system; smaller items are only zeroed, so that their
+// pages (and their chunk's reservation) serve the next allocations without
+// a system call.
+const releaseMin = 64 << 10
+
+// Release zeroes bytes [off, off+n) of the file fd, mapped shared at mem
+// (the whole file), because the item there was freed: a holder of another
+// descriptor of the file must not read them, and the next item there
+// starts zeroed. For large ranges the whole pages are punched out, which
+// returns their space to tmpfs or the disk, and the chunks they were in
+// are no longer counted as backed.
+func Release(fd int, mem []byte, off, n uint64, res *Reserved) {
+	if n == 0 {
+		return
+	}
+	r := mem[off : off+n]
+	plo := (off + page - 1) &^ (page - 1)
+	phi := (off + n) &^ (page - 1)
+	if phi >= plo+releaseMin && punch(fd, plo, phi) == nil {
+		clear(r[:plo-off])
+		clear(r[phi-off:])
+		for c := plo / Chunk; c <= (phi-1)/Chunk; c++ {
+			delete(res.chunks, c)
+		}
+		return
+	}
+	clear(r)
 }
 
 // ZeroReserve makes bytes [off, off+n) of the file fd, mapped shared at
@@ -76,7 +123,7 @@ func ZeroReserve(fd int, mem []byte, off, n uint64, res *Reserved) error {
 	if n >= 1<<20 {
 		plo := (off + page - 1) &^ (page - 1)
 		phi := (off + n) &^ (page - 1)
-		if phi > plo && unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(plo), int64(phi-plo)) == nil {
+		if phi > plo && punch(fd, plo, phi) == nil {
 			clear(r[:plo-off])
 			clear(r[phi-off:])
 			// Punched pages read as zeros; back them again.
