@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gofam/openfam/core/metadata"
@@ -19,10 +21,33 @@ import (
 
 // A backup is one file in the archive directory: the magic, a 4-byte
 // length, a JSON header, then the item's bytes. It is written to a
-// temporary name and renamed, so a backup either exists whole or not at all.
+// temporary name and linked into place, so a backup either exists whole or
+// not at all, and a name that exists is never replaced. Files are created
+// 0600 in a 0700 directory: only the service's own user reads them
+// directly; everyone else goes through the checks below.
 const backupMagic = "OFAMBAK1"
 
+// backupVersion 2 headers record in Mode, UID and GID the permission that
+// governed the source item when the backup was taken, and that governs the
+// backup since. Version 1 headers (no version field) recorded the item's
+// own mode, which with region-level permissions could be looser than what
+// protected the item, so they are not trusted: see readBackupHeader.
+const backupVersion = 2
+
+// backupNameMax is the longest backup name: the file name, with the
+// ".fambackup" suffix, must fit a file system's 255-byte name limit.
+const backupNameMax = 255 - len(backupSuffix)
+
+const backupSuffix = ".fambackup"
+
+// legacyBackupMode is the mode a version 1 backup is treated as having,
+// with the backup file's owner as its owner: readable and deletable only
+// by that user (for famd, its own user), never by whoever the old header
+// names.
+const legacyBackupMode = 0o600
+
 type backupHeader struct {
+	Version int    `json:"version,omitempty"`
 	Name    string `json:"name"`
 	Size    uint64 `json:"size"`
 	Mode    uint32 `json:"mode"`
@@ -32,16 +57,35 @@ type backupHeader struct {
 	Created int64  `json:"created"`
 }
 
+// backupMu serialises the permission check and the removal of
+// DeleteBackup against each other within this process (famd serves every
+// user from one), so that a delete removes the file it checked.
+var backupMu sync.Mutex
+
 func (f *Fam) backupPath(op, name string) (string, error) {
-	if name == "" || len(name) > 255 || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
-		return "", Errorf(CodeInvalid, op, "backup name %q must be 1-255 bytes without '/' or NUL", name)
+	if name == "" || len(name) > backupNameMax {
+		return "", Errorf(CodeInvalid, op, "backup name %q must be 1-%d bytes", name, backupNameMax)
 	}
-	return filepath.Join(f.opts.BackupDir, name+".fambackup"), nil
+	if p := nameProblem(name); p != "" {
+		return "", Errorf(CodeInvalid, op, "backup name %q %s", name, p)
+	}
+	return filepath.Join(f.opts.BackupDir, name+backupSuffix), nil
+}
+
+// backupRights are the caller's rights on a backup: its recorded mode
+// applied to the caller's class, as for regions and items.
+func (f *Fam) backupRights(h backupHeader) Rights {
+	return rightsFor(h.Mode, h.UID, h.GID, f.uid, f.gid)
 }
 
 // Backup starts writing a copy of the item to the archive directory under
 // name and returns at once; the Wait reports the result. The caller needs
-// read permission. An existing backup of that name fails with CodeExists.
+// read permission. The backup records the owner and mode that govern the
+// item now (its region's with region-level permissions, its own with data
+// item-level permissions), and those govern who may list, restore and
+// delete it. Backup names are one namespace for every user: an existing
+// backup of that name, whoever owns it, fails with CodeExists and is left
+// as it is.
 func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 	const op = "fam_backup"
 	if err := f.check(op); err != nil {
@@ -66,12 +110,21 @@ func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); err == nil {
-		return nil, Errorf(CodeExists, op, "backup %q already exists", name)
+	reg, err := f.store.RegionByID(rec.RegionID)
+	if err != nil {
+		return nil, Errorf(CodeNotFound, op, "region %d of the data item no longer exists", rec.RegionID)
 	}
-	h := backupHeader{Name: name, Size: rec.Size, Mode: rec.Mode, UID: rec.UID, GID: rec.GID, Item: rec.Name, Created: time.Now().UnixNano()}
+	mode, uid, gid := effective(reg, rec)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, Errorf(CodeExists, op, "backup %q already exists (backup names are shared by all users)", name)
+	}
+	h := backupHeader{Version: backupVersion, Name: name, Size: rec.Size, Mode: mode, UID: uid, GID: gid,
+		Item: rec.Name, Created: time.Now().UnixNano()}
 	return f.def.start(func() error {
 		if err := writeBackup(path, h, src); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return Errorf(CodeExists, op, "backup %q already exists (it appeared meanwhile)", name)
+			}
 			return Errorf(CodeBackupNotCreated, op, "backup %q: %v", name, err)
 		}
 		return nil
@@ -86,6 +139,7 @@ func writeBackup(path string, h backupHeader, data io.Reader) error {
 	if err != nil {
 		return err
 	}
+	// CreateTemp makes the file 0600.
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-backup-*")
 	if err != nil {
 		return err
@@ -112,20 +166,24 @@ func writeBackup(path string, h backupHeader, data io.Reader) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("a backup of that name appeared meanwhile")
-		}
-		return err
-	}
-	return nil
+	// link(2), unlike rename(2), fails when the name exists: a backup
+	// created meanwhile under this name, by anyone, is never replaced.
+	return os.Link(tmp.Name(), path)
 }
 
+// readBackupHeader opens the backup file at path (never through a
+// symbolic link) and reads its header. A version 1 header is given the
+// file's owner and legacyBackupMode in place of what it recorded.
 func readBackupHeader(path string) (*os.File, backupHeader, error) {
 	var h backupHeader
-	fl, err := os.Open(path)
+	fl, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, h, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(fl.Fd()), &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		fl.Close()
+		return nil, h, fmt.Errorf("%s is not a backup file", path)
 	}
 	var pre [12]byte
 	if _, err := io.ReadFull(fl, pre[:]); err != nil || string(pre[:8]) != backupMagic {
@@ -146,6 +204,9 @@ func readBackupHeader(path string) (*os.File, backupHeader, error) {
 		fl.Close()
 		return nil, h, fmt.Errorf("%s has a corrupt header: %v", path, err)
 	}
+	if h.Version < backupVersion {
+		h.Mode, h.UID, h.GID = legacyBackupMode, st.Uid, st.Gid
+	}
 	return fl, h, nil
 }
 
@@ -155,17 +216,34 @@ func (f *Fam) openBackup(op, name string) (*os.File, backupHeader, error) {
 		return nil, backupHeader{}, err
 	}
 	fl, h, err := readBackupHeader(path)
-	if errors.Is(err, os.ErrNotExist) {
+	switch {
+	case err == nil:
+		return fl, h, nil
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ELOOP):
 		return nil, h, Errorf(CodeBackupNotFound, op, "no backup named %q in %s", name, f.opts.BackupDir)
+	case errors.Is(err, os.ErrPermission):
+		return nil, h, Errorf(CodeNoPerm, op, "backup %q: %v", name, err)
 	}
+	return nil, h, Errorf(CodeBackupNotFound, op, "%v", err)
+}
+
+// readableBackup opens backup name for a caller that needs read
+// permission on it.
+func (f *Fam) readableBackup(op, name string) (*os.File, backupHeader, error) {
+	fl, h, err := f.openBackup(op, name)
 	if err != nil {
-		return nil, h, Errorf(CodeBackupNotFound, op, "%v", err)
+		return nil, h, err
+	}
+	if f.backupRights(h)&RightRead == 0 {
+		fl.Close()
+		return nil, h, Errorf(CodeNoPerm, op, "no read permission on backup %q (owner uid %d gid %d, mode %#o)", name, h.UID, h.GID, h.Mode)
 	}
 	return fl, h, nil
 }
 
 // Restore starts copying backup name into dst, which must be at least as
-// large as the backup and writable. The Wait reports the result.
+// large as the backup. The caller needs read permission on the backup and
+// write permission on dst. The Wait reports the result.
 func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	const op = "fam_restore"
 	if err := f.check(op); err != nil {
@@ -181,7 +259,7 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	if v.mem == nil && !v.placed() {
 		return nil, dst.notHere("restore")
 	}
-	fl, h, err := f.openBackup(op, name)
+	fl, h, err := f.readableBackup(op, name)
 	if err != nil {
 		return nil, err
 	}
@@ -199,11 +277,16 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 }
 
 // RestoreNew allocates a new item of the backup's size in r (named itemName,
-// or unnamed for "") and starts restoring into it. The item handle is
+// or unnamed for "") with the given mode and starts restoring into it. The
+// caller needs read permission on the backup and write permission on r; a
+// mode with bits outside 0777 fails with CodeInvalid. The item handle is
 // returned at once; its contents are complete when the Wait succeeds.
 func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (*Wait, *Item, error) {
 	const op = "fam_restore_region"
 	if err := f.check(op); err != nil {
+		return nil, nil, err
+	}
+	if err := checkMode(op, mode); err != nil {
 		return nil, nil, err
 	}
 	if f.remote != nil {
@@ -213,39 +296,37 @@ func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (
 		if _, err := r.record(op); err != nil {
 			return nil, nil, err
 		}
-		return f.rRestoreNew(op, name, r, itemName, mode&0o777)
+		return f.rRestoreNew(op, name, r, itemName, mode)
 	}
-	fl, h, err := f.openBackup(op, name)
+	fl, h, err := f.readableBackup(op, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	fl.Close()
 	it, err := r.Allocate(itemName, h.Size, mode)
 	if err != nil {
+		fl.Close()
 		return nil, nil, err
 	}
-	if mode&0o200 == 0 {
-		// The restore writes the bytes; a read-only item still gets them.
-		v := it.view.Load()
-		w := f.def.start(func() error {
-			fl, _, err := f.openBackup(op, name)
-			if err != nil {
-				return err
-			}
-			defer fl.Close()
-			return it.fill(v, fl, h.Size)
-		})
-		return w, it, nil
-	}
-	w, err := f.Restore(name, it)
-	if err != nil {
+	// The restore writes the bytes whatever the new item's mode: its
+	// creator put them there, as fam_allocate's zeroes are.
+	v := it.view.Load()
+	if v.mem == nil && !v.placed() {
+		fl.Close()
 		_ = it.Deallocate()
-		return nil, nil, err
+		return nil, nil, it.notHere("restore")
 	}
+	w := f.def.start(func() error {
+		defer fl.Close()
+		if err := it.fill(v, fl, h.Size); err != nil {
+			return Errorf(CodeBackupNotFound, op, "reading backup %q: %v", name, err)
+		}
+		return nil
+	})
 	return w, it, nil
 }
 
 // DeleteBackup starts deleting backup name; the Wait reports the result.
+// The caller must own the backup or have write permission on it.
 func (f *Fam) DeleteBackup(name string) (*Wait, error) {
 	const op = "fam_delete_backup"
 	if err := f.check(op); err != nil {
@@ -258,19 +339,27 @@ func (f *Fam) DeleteBackup(name string) (*Wait, error) {
 	if f.remote != nil {
 		return f.rDeleteBackup(op, name)
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, Errorf(CodeBackupNotFound, op, "no backup named %q in %s", name, f.opts.BackupDir)
+	backupMu.Lock()
+	defer backupMu.Unlock()
+	fl, h, err := f.openBackup(op, name)
+	if err != nil {
+		return nil, err
 	}
-	return f.def.start(func() error {
-		if err := os.Remove(path); err != nil {
-			return Errorf(CodeBackupNotFound, op, "deleting backup %q: %v", name, err)
-		}
-		return nil
-	}), nil
+	defer fl.Close()
+	if h.UID != f.uid && f.backupRights(h)&RightWrite == 0 {
+		return nil, Errorf(CodeNoPerm, op, "only the owner (uid %d) or a writer of backup %q may delete it (mode %#o)", h.UID, name, h.Mode)
+	}
+	// The file checked is the file removed: names are only ever removed
+	// under backupMu, and link never replaces one.
+	if err := os.Remove(path); err != nil {
+		return nil, Errorf(CodeBackupNotFound, op, "deleting backup %q: %v", name, err)
+	}
+	return f.def.start(func() error { return nil }), nil
 }
 
 // ListBackups describes the backups whose names start with prefix (all for
-// ""), one line each: "name size mode uid gid created-RFC3339".
+// "") and that the caller may read, one line each: "name size mode uid gid
+// created-RFC3339".
 func (f *Fam) ListBackups(prefix string) (string, error) {
 	const op = "fam_list_backup"
 	if err := f.check(op); err != nil {
@@ -285,8 +374,8 @@ func (f *Fam) ListBackups(prefix string) (string, error) {
 	}
 	var lines []string
 	for _, e := range ents {
-		n, ok := strings.CutSuffix(e.Name(), ".fambackup")
-		if !ok || !strings.HasPrefix(n, prefix) {
+		n, ok := strings.CutSuffix(e.Name(), backupSuffix)
+		if !ok || !strings.HasPrefix(n, prefix) || !e.Type().IsRegular() {
 			continue
 		}
 		fl, h, err := readBackupHeader(filepath.Join(f.opts.BackupDir, e.Name()))
@@ -294,7 +383,10 @@ func (f *Fam) ListBackups(prefix string) (string, error) {
 			continue
 		}
 		fl.Close()
-		lines = append(lines, fmt.Sprintf("%s %d %#o %d %d %s", h.Name, h.Size, h.Mode, h.UID, h.GID,
+		if f.backupRights(h)&RightRead == 0 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s %d %#o %d %d %s", n, h.Size, h.Mode, h.UID, h.GID,
 			time.Unix(0, h.Created).UTC().Format(time.RFC3339)))
 	}
 	sort.Strings(lines)

@@ -29,6 +29,13 @@
 // GlobalDesc resolve lazily, on first use, with the permission check a
 // lookup would do.
 //
+// A handle is bound to one incarnation of an item (metadata.Item.Gen), not
+// to its offset: deallocating an item releases exactly the handles of that
+// incarnation, and neither a racing deallocation nor a late revocation event
+// from famd ever releases, changes or redirects a handle of a new item that
+// took the same offset. A handle made from a GlobalDesc binds to the item at
+// the descriptor when it is first resolved.
+//
 // # Errors
 //
 // Every failure is an *Error whose Code equals OpenFAM's Fam_Error number

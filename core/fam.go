@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gofam/openfam/core/metadata"
+	"github.com/gofam/openfam/core/transport"
 )
 
 // Fam is an initialized OpenFAM instance: the Go counterpart of
@@ -43,6 +44,10 @@ type famState struct {
 	rhandles map[uint64]map[*Region]struct{}
 	lazy     map[*Item]struct{} // unresolved item handles
 	contexts map[*Context]struct{}
+	// items holds open item handles by incarnation (handles.go); keys
+	// maps the famd key of each open famd-served handle's view to the
+	// handle, so that a revocation event finds it at once.
+	keys map[transport.Key]*Item
 	// graveyard holds destroyed regions whose scrubbed address ranges stay
 	// reserved until Finalize.
 	graveyard []*regionState
@@ -68,8 +73,6 @@ func (f *Fam) As(uid, gid uint32) *Fam {
 
 // Identity returns the uid and gid permission checks use for this view.
 func (f *Fam) Identity() (uid, gid uint32) { return f.uid, f.gid }
-
-type itemKey struct{ region, offset uint64 }
 
 // Initialize starts an instance with opts (see DefaultOptions). It creates
 // the data directories if needed and opens the metadata store; a store held

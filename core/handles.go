@@ -1,21 +1,103 @@
 package core
 
+import "github.com/gofam/openfam/core/transport"
+
 // Bookkeeping of open handles, shared by the embedded and famd-served
 // paths. The *Locked helpers need f.mu; release must be called without it.
+//
+// An item handle is bound to one incarnation of an item, (region, offset,
+// metadata.Item.Gen), not to its offset: offsets are reused as soon as an
+// item is deallocated, and an event about the old item (a deallocation, a
+// revocation from famd arriving late) must never release or redirect a
+// handle of the new one. f.items maps each incarnation to its open handles,
+// so releasing an item's handles costs O(its handles), not O(all handles).
+
+// itemKey names one incarnation of an item; gen is never reused for the
+// same store, so a key never names two items.
+type itemKey struct{ region, offset, gen uint64 }
+
+// key returns the incarnation an open handle is bound to. The fields it
+// reads are set before the handle is published as open.
+func (it *Item) key() itemKey { return itemKey{it.g.RegionID, it.g.Offset, it.inc} }
+
+// bindLocked registers an open handle under its incarnation and, for a
+// famd-served handle, under the key of its view (see keyRevoked).
+func (f *Fam) bindLocked(it *Item) {
+	k := it.key()
+	set := f.items[k]
+	if set == nil {
+		set = map[*Item]struct{}{}
+		f.items[k] = set
+	}
+	set[it] = struct{}{}
+	if v := it.view.Load(); v != nil {
+		f.indexKeyLocked(it, v.key)
+	}
+}
+
+// indexKeyLocked records that famd key k belongs to handle it.
+func (f *Fam) indexKeyLocked(it *Item, k transport.Key) {
+	if k == (transport.Key{}) {
+		return // embedded views have no key
+	}
+	if f.keys == nil {
+		f.keys = map[transport.Key]*Item{}
+	}
+	f.keys[k] = it
+}
+
+// unindexKeyLocked forgets famd key k if it still belongs to it.
+func (f *Fam) unindexKeyLocked(it *Item, k transport.Key) {
+	if k != (transport.Key{}) && f.keys[k] == it {
+		delete(f.keys, k)
+	}
+}
+
+// unbindLocked forgets an open handle (Close).
+func (f *Fam) unbindLocked(it *Item) {
+	k := it.key()
+	if set := f.items[k]; set != nil {
+		delete(set, it)
+		if len(set) == 0 {
+			delete(f.items, k)
+		}
+	}
+	if v := it.view.Load(); v != nil {
+		f.unindexKeyLocked(it, v.key)
+	}
+}
+
+// closeIncarnationLocked marks released, and forgets, every open handle of
+// incarnation k, and returns them for release. Handles of another
+// incarnation at the same offset, and unresolved handles made from a global
+// descriptor (bound to nothing yet), are untouched.
+func (f *Fam) closeIncarnationLocked(k itemKey) []*Item {
+	set := f.items[k]
+	if set == nil {
+		return nil
+	}
+	closed := make([]*Item, 0, len(set))
+	for it := range set {
+		it.state.Store(stateClosed)
+		if v := it.view.Load(); v != nil {
+			f.unindexKeyLocked(it, v.key)
+		}
+		closed = append(closed, it)
+	}
+	delete(f.items, k)
+	return closed
+}
 
 // closeItemsLocked marks released, and forgets, every item handle (open or
-// lazy) for which match is true, and returns them for release.
+// lazy) whose global descriptor match accepts, and returns them for
+// release. It visits every handle: it is for whole-region events (a
+// destroyed region); one item's handles go through closeIncarnationLocked.
 func (f *Fam) closeItemsLocked(match func(g GlobalDesc) bool) []*Item {
 	var closed []*Item
-	for key, set := range f.items {
-		if !match(GlobalDesc{RegionID: key.region, Offset: key.offset}) {
-			continue
+	for key := range f.items {
+		if match(GlobalDesc{RegionID: key.region, Offset: key.offset}) {
+			closed = append(closed, f.closeIncarnationLocked(key)...)
 		}
-		for it := range set {
-			it.state.Store(stateClosed)
-			closed = append(closed, it)
-		}
-		delete(f.items, key)
 	}
 	for it := range f.lazy {
 		if match(it.g) {
@@ -40,11 +122,33 @@ func (f *Fam) regionItemsLocked(id uint64) []*Item {
 	return its
 }
 
+// incarnationItemsLocked returns the open handles of incarnation k.
+func (f *Fam) incarnationItemsLocked(k itemKey) []*Item {
+	its := make([]*Item, 0, len(f.items[k]))
+	for it := range f.items[k] {
+		its = append(its, it)
+	}
+	return its
+}
+
 // release drops the mappings of handles closed by closeItemsLocked and
-// tells their watchers (the C library's slots).
+// closeIncarnationLocked, and tells their watchers (the C library's slots).
 func release(its []*Item) {
 	for _, it := range its {
 		it.dropView()
 		it.fire()
 	}
+}
+
+// Incarnation returns the incarnation of the item the handle is bound to
+// (resolving a handle made from a global descriptor): a number that,
+// together with the global descriptor, names this item and no item
+// allocated at the same offset before or after it. Servers (famd) pass it
+// to their clients so that their handles bind to the same item. Errors as
+// for any use of the handle.
+func (it *Item) Incarnation() (uint64, error) {
+	if _, err := it.use("fam_incarnation", 0); err != nil {
+		return 0, err
+	}
+	return it.inc, nil
 }

@@ -20,6 +20,10 @@ type Item struct {
 	g     GlobalDesc
 	state atomic.Int32
 	view  atomic.Pointer[itemView]
+	// inc is the incarnation (metadata.Item.Gen) the handle is bound to,
+	// set before the handle is published as open and never changed: a
+	// new item at the same offset is another item (see handles.go).
+	inc uint64
 
 	wmu   sync.Mutex // watch and maps
 	watch func()
@@ -87,15 +91,9 @@ func (f *Fam) makeViewLocked(rec metadata.Item) (*itemView, error) {
 }
 
 func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
-	it := &Item{f: f, g: GlobalDesc{RegionID: rec.RegionID, Offset: rec.Offset}}
+	it := &Item{f: f, g: GlobalDesc{RegionID: rec.RegionID, Offset: rec.Offset}, inc: rec.Gen}
 	it.view.Store(v)
-	key := itemKey{rec.RegionID, rec.Offset}
-	set := f.items[key]
-	if set == nil {
-		set = map[*Item]struct{}{}
-		f.items[key] = set
-	}
-	set[it] = struct{}{}
+	f.bindLocked(it)
 	return it
 }
 
@@ -103,12 +101,12 @@ func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
 // with the given mode bits, and returns a handle on it. name "" makes an
 // unnamed item, reachable only through its global descriptor. The bytes
 // start zeroed. The caller needs write permission on the region. Errors:
-// CodeInvalid, CodeNameTooLong, CodeExists (name taken in this region),
+// CodeInvalid (also a mode with bits outside 0777 or a path-like name),
+// CodeNameTooLong, CodeExists (name taken in this region),
 // CodeNoSpace (no free block large enough), CodeNoPerm.
 func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	const op = "fam_allocate"
-	rec, err := r.record(op)
-	if err != nil {
+	if err := checkMode(op, mode); err != nil {
 		return nil, err
 	}
 	if name != "" {
@@ -119,10 +117,23 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	if n == 0 {
 		return nil, Errorf(CodeInvalid, op, "data item size is 0")
 	}
-	f := r.f
-	if f.remote != nil {
-		return r.rAllocate(op, name, n, mode&0o777)
+	if r != nil && r.f.remote != nil {
+		// famd checks the region and the caller's rights itself: asking
+		// for the region's record first would cost a round trip more.
+		if err := r.usable(op); err != nil {
+			return nil, err
+		}
+		it, err := r.rAllocate(op, name, n, mode&0o777)
+		if err == nil {
+			r.state.CompareAndSwap(stateLazy, stateOpen)
+		}
+		return it, err
 	}
+	rec, err := r.record(op)
+	if err != nil {
+		return nil, err
+	}
+	f := r.f
 	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid)&RightWrite == 0 {
 		return nil, Errorf(CodeNoPerm, op, "no write permission on region %q (mode %#o)", rec.Name, rec.Mode)
 	}
@@ -185,6 +196,10 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 		rs.mu.Unlock()
 		return nil, storeErr(op, "data item", name+" in region "+rec.Name, err)
 	}
+	// The store gave the item its incarnation, which the handle binds to.
+	if stored, err := f.store.ItemAt(r.id, off); err == nil {
+		irec.Gen = stored.Gen
+	}
 	rs.mu.Unlock()
 	v, err := f.makeViewLocked(irec)
 	if err != nil {
@@ -235,7 +250,10 @@ func (f *Fam) Lookup(item, region string) (*Item, error) {
 
 // ItemFromGlobal returns a handle on the item named by g, possibly made by
 // another process. It is resolved and permission-checked on first use, which
-// fails with CodeNotFound or CodeNoPerm as Lookup would.
+// fails with CodeNotFound or CodeNoPerm as Lookup would. It binds to the
+// item at g when first resolved, and from then on to that item only: once
+// that item is deallocated the handle is released, even if a new item takes
+// its offset.
 func (f *Fam) ItemFromGlobal(g GlobalDesc) (*Item, error) {
 	const op = "fam_desc_from_global"
 	if err := f.check(op); err != nil {
@@ -289,11 +307,8 @@ func (it *Item) resolve(op string) error {
 	}
 	it.view.Store(v)
 	delete(f.lazy, it)
-	key := itemKey{rec.RegionID, rec.Offset}
-	if f.items[key] == nil {
-		f.items[key] = map[*Item]struct{}{}
-	}
-	f.items[key][it] = struct{}{}
+	it.inc = rec.Gen
+	f.bindLocked(it)
 	it.state.Store(stateOpen)
 	return nil
 }
@@ -347,8 +362,9 @@ func (it *Item) record(op string) (metadata.Item, error) {
 		return it.rRecord(op)
 	}
 	rec, err := it.f.store.ItemAt(it.g.RegionID, it.g.Offset)
-	if err != nil {
-		return rec, Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
+	if err != nil || rec.Gen != it.inc {
+		// A new item at the offset is not this handle's.
+		return metadata.Item{}, Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
 	}
 	return rec, nil
 }
@@ -403,14 +419,10 @@ func (it *Item) Close() error {
 		f.mu.Unlock()
 		return Errorf(CodeInvalid, op, "data item handle was already released")
 	}
-	it.state.Store(stateClosed)
-	delete(f.lazy, it)
-	if set := f.items[itemKey{it.g.RegionID, it.g.Offset}]; set != nil {
-		delete(set, it)
-		if len(set) == 0 {
-			delete(f.items, itemKey{it.g.RegionID, it.g.Offset})
-		}
+	if it.state.Swap(stateClosed) == stateOpen {
+		f.unbindLocked(it)
 	}
+	delete(f.lazy, it)
 	f.mu.Unlock()
 	if f.remote != nil {
 		it.rClose()
@@ -433,8 +445,15 @@ func (it *Item) Deallocate() error {
 		return it.rDeallocate(op)
 	}
 	f.mu.Lock()
+	// Another thread may have deallocated the item since use, and a new
+	// item may have taken its offset: only this handle's incarnation may
+	// be freed.
+	if it.state.Load() != stateOpen {
+		f.mu.Unlock()
+		return Errorf(CodeInvalid, op, "data item handle was released (closed, deallocated or finalized)")
+	}
 	rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset)
-	if err != nil {
+	if err != nil || rec.Gen != it.inc {
 		f.mu.Unlock()
 		return Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
 	}
@@ -458,16 +477,20 @@ func (it *Item) Deallocate() error {
 		_ = rs.alloc.Free(rec.Offset, rec.Size)
 		rs.mu.Unlock()
 	}
-	notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g == it.g })
+	notify := f.closeIncarnationLocked(it.key())
 	f.mu.Unlock()
 	release(notify)
 	return nil
 }
 
-// ChangePermissions sets the item's mode bits. Only its owner may. Every
-// open handle on the item sees the new rights at once.
+// ChangePermissions sets the item's mode bits. Only its owner may; bits
+// outside 0777 fail with CodeInvalid. Every open handle on the item sees
+// the new rights at once.
 func (it *Item) ChangePermissions(mode uint32) error {
 	const op = "fam_change_permissions"
+	if err := checkMode(op, mode); err != nil {
+		return err
+	}
 	rec, err := it.record(op)
 	if err != nil {
 		return err
@@ -479,9 +502,19 @@ func (it *Item) ChangePermissions(mode uint32) error {
 	if rec.UID != f.uid {
 		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change the permissions of data item {%d, %d}", rec.UID, rec.RegionID, rec.Offset)
 	}
+	if reg, err := f.store.RegionByID(rec.RegionID); err == nil && PermLevel(reg.PermLevel) != PermDataItem {
+		// As in OpenFAM: the item's permissions are its region's.
+		return Errorf(CodeNoPerm, op, "region %q has region-level permissions: its items take the region's mode (change it with fam_change_region_permissions)", reg.Name)
+	}
+	f.mu.Lock()
+	// Checked again under the lock: the item may have been deallocated
+	// and its offset reused since record.
+	if cur, err := f.store.ItemAt(rec.RegionID, rec.Offset); err != nil || cur.Gen != it.inc {
+		f.mu.Unlock()
+		return Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", rec.RegionID, rec.Offset)
+	}
 	old := rec
 	rec.Mode = mode & 0o777
-	f.mu.Lock()
 	rs, err := f.regionLocked(rec.RegionID)
 	if err != nil {
 		f.mu.Unlock()
@@ -506,10 +539,7 @@ func (it *Item) ChangePermissions(mode uint32) error {
 		return storeErr(op, "data item", rec.Name, err)
 	}
 	rs.mu.Unlock()
-	var notify []*Item
-	for h := range f.items[itemKey{rec.RegionID, rec.Offset}] {
-		notify = append(notify, h)
-	}
+	notify := f.incarnationItemsLocked(it.key())
 	f.mu.Unlock()
 	for _, h := range notify {
 		h.refresh()
@@ -522,7 +552,7 @@ func (it *Item) refresh() {
 	f := it.f
 	f.mu.Lock()
 	if it.state.Load() == stateOpen {
-		if rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset); err == nil {
+		if rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset); err == nil && rec.Gen == it.inc {
 			if v, err := f.makeViewLocked(rec); err == nil {
 				it.view.Store(v)
 			}

@@ -27,7 +27,8 @@ type Region struct {
 // CreateRegion creates a region of size bytes owned by the caller with the
 // given mode bits. Zero attribute fields take defaults: the instance's
 // memory type, interleaving enabled, region-level permissions, no
-// redundancy. Errors: CodeInvalid (size 0, bad attributes), CodeNameTooLong,
+// redundancy. Errors: CodeInvalid (size 0, bad attributes, a mode with bits
+// outside 0777, a path-like name: see checkName), CodeNameTooLong,
 // CodeExists, CodeResource (the file could not be made).
 func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAttr) (*Region, error) {
 	const op = "fam_create_region"
@@ -35,6 +36,9 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 		return nil, err
 	}
 	if err := checkName(op, "region", name); err != nil {
+		return nil, err
+	}
+	if err := checkMode(op, mode); err != nil {
 		return nil, err
 	}
 	if size == 0 {
@@ -169,15 +173,24 @@ func (f *Fam) RegionFromGlobal(g GlobalDesc) (*Region, error) {
 }
 
 // record returns the region's current metadata, checking the handle.
-func (r *Region) record(op string) (metadata.Region, error) {
+// usable checks the handle itself: not NULL, not released, the instance
+// initialized.
+func (r *Region) usable(op string) error {
 	if r == nil {
-		return metadata.Region{}, Errorf(CodeInvalid, op, "region handle is NULL")
+		return Errorf(CodeInvalid, op, "region handle is NULL")
 	}
 	if err := r.f.check(op); err != nil {
-		return metadata.Region{}, err
+		return err
 	}
 	if r.state.Load() == stateClosed {
-		return metadata.Region{}, Errorf(CodeInvalid, op, "region handle was released (closed, destroyed or finalized)")
+		return Errorf(CodeInvalid, op, "region handle was released (closed, destroyed or finalized)")
+	}
+	return nil
+}
+
+func (r *Region) record(op string) (metadata.Region, error) {
+	if err := r.usable(op); err != nil {
+		return metadata.Region{}, err
 	}
 	if r.f.remote != nil {
 		rec, err := r.f.rRegion(op, r.id)
@@ -376,10 +389,14 @@ func (r *Region) Resize(n uint64) error {
 	return nil
 }
 
-// ChangePermissions sets the region's mode bits. Only the owner may.
+// ChangePermissions sets the region's mode bits. Only the owner may; bits
+// outside 0777 fail with CodeInvalid.
 // Open item handles of a region-level region see the new rights at once.
 func (r *Region) ChangePermissions(mode uint32) error {
 	const op = "fam_change_region_permissions"
+	if err := checkMode(op, mode); err != nil {
+		return err
+	}
 	rec, err := r.record(op)
 	if err != nil {
 		return err

@@ -205,7 +205,7 @@ func regionFromPB(ri *pb.RegionInfo) metadata.Region {
 
 func itemFromPB(ii *pb.ItemInfo) metadata.Item {
 	return metadata.Item{RegionID: ii.GetRegionId(), Offset: ii.GetOffset(), Size: ii.GetSize(), Name: ii.GetName(),
-		Mode: ii.GetMode(), UID: ii.GetUid(), GID: ii.GetGid()}
+		Mode: ii.GetMode(), UID: ii.GetUid(), GID: ii.GetGid(), Gen: ii.GetIncarnation()}
 }
 
 func keyOf(b []byte) (transport.Key, bool) {

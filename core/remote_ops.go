@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
@@ -171,7 +173,9 @@ func (f *Fam) rLookup(op, item, region string) (*Item, error) {
 	return f.rNewItem(op, rep, err)
 }
 
-// rResolve resolves a lazy handle or renews a stale key through ItemAt.
+// rResolve resolves a lazy handle or renews a stale key through ItemAt. It
+// returns whatever item is at the handle's descriptor now, with its
+// incarnation in the record; renewing callers check that it is theirs.
 func (it *Item) rResolve(op string) (*itemView, metadata.Item, error) {
 	f := it.f
 	ctx, cancel := f.remote.ctx()
@@ -184,47 +188,63 @@ func (it *Item) rResolve(op string) (*itemView, metadata.Item, error) {
 }
 
 // reresolve replaces the handle's view after its key went stale (famd
-// restarted, or permissions changed) and tells the watcher.
-func (it *Item) reresolve(op string) error {
+// restarted, or permissions changed) and tells the watcher. It fails with
+// CodeNotFound when the handle's item is gone, even if another item now
+// occupies its offset: a handle never moves to a different item.
+func (it *Item) reresolve(op string) error { return it.renew(op, nil) }
+
+// renew is reresolve; with stale set it renews only a handle that still
+// uses that key: a thread of this program may have renewed it meanwhile
+// (its own chmod does), and renewing again would withdraw the key that
+// thread is about to use.
+func (it *Item) renew(op string, stale *transport.Key) error {
 	if it.state.Load() != stateOpen {
 		return Errorf(CodeInvalid, op, "data item handle was released")
 	}
-	v, _, err := it.rResolve(op)
+	v, rec, err := it.rResolve(op)
 	if err != nil {
 		return err
 	}
+	f := it.f
+	f.mu.Lock()
+	// The handle may have been released while famd answered; the view is
+	// published, and the key index updated, only for a handle still open.
+	open := it.state.Load() == stateOpen
+	if !open || rec.Gen != it.inc {
+		f.mu.Unlock()
+		f.rDiscard(v)
+		if !open {
+			return Errorf(CodeInvalid, op, "data item handle was released")
+		}
+		return Errorf(CodeNotFound, op, "data item {%d, %d} was deallocated (another item now occupies its offset)", it.g.RegionID, it.g.Offset)
+	}
+	if cur := it.view.Load(); stale != nil && (cur == nil || cur.key != *stale) {
+		f.mu.Unlock()
+		f.rDiscard(v)
+		return nil
+	}
 	old := it.view.Swap(v)
 	if old != nil {
-		it.f.rForget(old)
+		f.unindexKeyLocked(it, old.key)
+	}
+	f.indexKeyLocked(it, v.key)
+	f.mu.Unlock()
+	if old != nil {
+		f.rForget(old)
 	}
 	it.fire()
 	return nil
 }
 
-// reresolveFrom resolves the item again only if the handle still uses the
-// revoked key: a thread of this program may have renewed it meanwhile (its
-// own chmod does), and renewing again would withdraw the key that thread
-// is about to use.
-func (it *Item) reresolveFrom(op string, key transport.Key) error {
-	if it.state.Load() != stateOpen {
-		return Errorf(CodeInvalid, op, "data item handle was released")
+// rDiscard gives back a view that was never published: famd forgets its
+// key, and its mapping, which no other thread can be using, goes at once.
+func (f *Fam) rDiscard(v *itemView) {
+	ctx, cancel := f.remote.ctx()
+	defer cancel()
+	_, _ = f.remote.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	if v.mapping != nil {
+		_ = unix.Munmap(v.mapping)
 	}
-	old := it.view.Load()
-	if old == nil || old.key != key {
-		return nil
-	}
-	v, _, err := it.rResolve(op)
-	if err != nil {
-		return err
-	}
-	if !it.view.CompareAndSwap(old, v) {
-		// Renewed by another thread while we asked: keep its key.
-		it.f.rForget(v)
-		return nil
-	}
-	it.f.rForget(old)
-	it.fire()
-	return nil
 }
 
 // rForget tells famd a key is no longer used, best effort. The mapping of
@@ -297,7 +317,7 @@ func (it *Item) rDeallocate(op string) error {
 		return err
 	}
 	f.mu.Lock()
-	notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g == it.g })
+	notify := f.closeIncarnationLocked(it.key())
 	f.mu.Unlock()
 	release(notify)
 	return nil
@@ -313,10 +333,7 @@ func (it *Item) rChangePermissions(op string, mode uint32) error {
 		return err
 	}
 	f.mu.Lock()
-	var hs []*Item
-	for h := range f.items[itemKey{it.g.RegionID, it.g.Offset}] {
-		hs = append(hs, h)
-	}
+	hs := f.incarnationItemsLocked(it.key())
 	f.mu.Unlock()
 	for _, h := range hs {
 		_ = h.reresolve(op)
@@ -412,45 +429,43 @@ func (f *Fam) rBarrier(op string) error {
 
 // keyRevoked runs when famd reports that it revoked key: another program
 // changed the item's permissions, deallocated it, or destroyed or resized
-// its region. Every handle still using the key resolves the item again,
-// which matters for items mapped here: their mapping gets the new rights
-// (the C fast path follows through the watcher) instead of keeping the old
-// ones until some data-plane call fails. A handle whose item is gone is
-// released; one that lost all access keeps no rights.
+// its region (or this program closed a handle or renewed its key). The
+// handle still using the key, if any, resolves the item again, which
+// matters for items mapped here: their mapping gets the new rights (the C
+// fast path follows through the watcher) instead of keeping the old ones
+// until some data-plane call fails. If the handle's item is gone, every
+// handle of that item (that incarnation) is released, and nothing else: the
+// event may arrive after a new item took the offset, and that item's
+// handles stay. A handle that lost all access keeps no rights.
 func (f *Fam) keyRevoked(key transport.Key) {
 	f.mu.Lock()
-	var hs []*Item
-	for _, set := range f.items {
-		for it := range set {
-			if v := it.view.Load(); v != nil && v.key == key {
-				hs = append(hs, it)
-			}
-		}
-	}
+	it := f.keys[key]
 	f.mu.Unlock()
+	if it == nil {
+		return // closed, renewed or released already
+	}
 	const op = "fam_revoked"
-	for _, it := range hs {
-		err := it.reresolveFrom(op, key)
-		switch CodeOf(err) {
-		case CodeNotFound:
-			f.mu.Lock()
-			notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g == it.g })
+	err := it.renew(op, &key)
+	switch CodeOf(err) {
+	case CodeNotFound:
+		f.mu.Lock()
+		notify := f.closeIncarnationLocked(it.key())
+		f.mu.Unlock()
+		release(notify)
+	case CodeNoPerm:
+		f.mu.Lock()
+		old := it.view.Load()
+		if it.state.Load() != stateOpen || old == nil || old.key != key {
 			f.mu.Unlock()
-			release(notify)
-		case CodeNoPerm:
-			old := it.view.Load()
-			if old == nil || old.key != key {
-				continue
-			}
-			nv := &itemView{size: old.size, key: old.key, dp: old.dp, striped: old.striped}
-			if it.view.CompareAndSwap(old, nv) {
-				if old.mapping != nil {
-					f.mu.Lock()
-					f.staleMaps = append(f.staleMaps, old.mapping)
-					f.mu.Unlock()
-				}
-				it.fire()
-			}
+			return
 		}
+		// The key stays indexed: famd may still send events for it.
+		nv := &itemView{size: old.size, key: old.key, dp: old.dp, striped: old.striped}
+		it.view.Store(nv)
+		if old.mapping != nil {
+			f.staleMaps = append(f.staleMaps, old.mapping)
+		}
+		f.mu.Unlock()
+		it.fire()
 	}
 }

@@ -45,7 +45,7 @@ func code(t *testing.T, err error, want core.Code) {
 // items should be mapped into this process (same host, Unix socket).
 func exercise(t *testing.T, f *core.Fam, local bool) {
 	c := f.Default()
-	r, err := f.CreateRegion("remote", 1<<20, 0o600, core.RegionAttr{})
+	r, err := f.CreateRegion("remote", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package core
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // MemoryType says where a region's bytes live. Values equal fam_memory_type_t.
 type MemoryType uint8
@@ -80,6 +83,10 @@ const (
 // NameMax is the longest region or item name in bytes.
 const NameMax = 40
 
+// checkName validates a region or data item name: 1 to NameMax bytes and
+// not path-like (see nameProblem). Names become file and key names on the
+// service side, so a name such as ".." or "a/b" is refused rather than
+// trusted to be harmless there.
 func checkName(op, what, name string) error {
 	if name == "" {
 		return Errorf(CodeInvalid, op, "%s name is empty", what)
@@ -87,10 +94,42 @@ func checkName(op, what, name string) error {
 	if len(name) > NameMax {
 		return Errorf(CodeNameTooLong, op, "%s name %q is %d bytes; the limit is %d", what, name, len(name), NameMax)
 	}
+	if p := nameProblem(name); p != "" {
+		return Errorf(CodeInvalid, op, "%s name %q %s", what, name, p)
+	}
+	return nil
+}
+
+// nameProblem says why name is path-like ("" if it is not): it contains
+// '/', NUL or another control character (below 0x20, or 0x7f), or is "."
+// or "..". Bytes from 0x80 up (UTF-8) are allowed.
+func nameProblem(name string) string {
+	if name == "." || name == ".." {
+		return "is a path component (\".\" and \"..\" are not allowed)"
+	}
 	for i := 0; i < len(name); i++ {
-		if name[i] == '/' || name[i] == 0 {
-			return Errorf(CodeInvalid, op, "%s name %q contains '/' or NUL", what, name)
+		switch c := name[i]; {
+		case c == '/':
+			return "contains '/'"
+		case c == 0:
+			return "contains NUL"
+		case c < 0x20 || c == 0x7f:
+			return fmt.Sprintf("contains the control character 0x%02x at byte %d", c, i)
 		}
+	}
+	return ""
+}
+
+// ModeMask is the permission bits a region or data item mode may carry.
+const ModeMask = 0o777
+
+// checkMode refuses a mode with any bit outside ModeMask (setuid, sticky,
+// file-type bits, or garbage from an unsigned conversion): OpenFAM modes
+// are rwx for owner, group and others, and silently dropping bits would
+// hide a caller's mistake.
+func checkMode(op string, mode uint32) error {
+	if mode&^ModeMask != 0 {
+		return Errorf(CodeInvalid, op, "mode %#o has bits outside 0777 set (%#o)", mode, mode&^ModeMask)
 	}
 	return nil
 }

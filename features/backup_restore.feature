@@ -9,6 +9,14 @@ Feature: Backup and restore
   removes one. Backup names are unique: backing up to a taken name fails with
   FAM_EEXIST; restoring or deleting a missing backup fails with
   FAM_EBACKUPNOTFOUND; restoring into a smaller item fails with FAM_ERANGE.
+  A backup carries the owner and mode that governed its item when it was
+  taken (the region's with region-level permissions, the item's own with
+  data item-level permissions) and is protected by them like an item:
+  listing shows only the backups the caller may read, restoring needs read
+  on the backup and write on the target, deleting needs ownership or write,
+  and the names are shared by all users, so another user's backup can be
+  neither replaced nor taken over. Denials fail with FAM_ENOPERM and change
+  nothing.
 
   Background:
     Given an OpenFAM instance
@@ -53,7 +61,7 @@ Feature: Backup and restore
     Then listing the backups starting with "daily-" shows 2 backups
     And listing the backups starting with "" shows 3 backups
     And listing the backups starting with "monthly" shows 0 backups
-    And the backup listing for "weekly" has a line for "weekly-1" of 4096 bytes with mode 0640
+    And the backup listing for "weekly" has a line for "weekly-1" of 4096 bytes with mode 0600
 
   Scenario: a deleted backup is gone
     Given I back up item "ledger" as "temp"
@@ -88,3 +96,58 @@ Feature: Backup and restore
     And listing the backups starting with "doc-" shows 1 backup
     When I try to restore backup "doc-v2" into item "doc"
     Then it fails with FAM_EBACKUPNOTFOUND
+
+  Scenario: a backup carries the mode that governed its item
+    Given I create region "per-item" of 64 KiB with mode 0600 and data item-level permissions
+    And I allocate item "shared" of 64 bytes with mode 0644 in region "per-item"
+    When I back up item "ledger" as "by-region"
+    And I back up item "shared" as "by-item"
+    Then the backup listing for "by-region" has a line for "by-region" of 4096 bytes with mode 0600
+    And the backup listing for "by-item" has a line for "by-item" of 64 bytes with mode 0644
+
+  Scenario: another user's private backup cannot be listed, restored, deleted or taken over
+    Given user 7000 of another group has a backup "their-secret" of an item holding "not yours" in a region with mode 0700
+    Then listing the backups starting with "their" shows 0 backups
+    When I try to restore backup "their-secret" into item "ledger"
+    Then it fails with FAM_ENOPERM
+    And reading 11 bytes at offset 0 of item "ledger" gives "balance=100"
+    When I try to restore backup "their-secret" as a new item "stolen" with mode 0600 in region "vault"
+    Then it fails with FAM_ENOPERM
+    When I try to look up item "stolen" in region "vault"
+    Then it fails with FAM_ENOTFOUND
+    When I try to delete backup "their-secret"
+    Then it fails with FAM_ENOPERM
+    When I try to back up item "ledger" as "their-secret"
+    Then it fails with FAM_EEXIST
+    And user 7000 of another group still finds "not yours" in backup "their-secret"
+
+  Scenario: a group member restores a group-readable backup but may not delete it
+    Given user 7001 of my group has a backup "team-notes" of an item holding "for the team" in a region with mode 0750
+    Then listing the backups starting with "team" shows 1 backup
+    When I restore backup "team-notes" as a new item "notes" with mode 0600 in region "vault"
+    Then reading 12 bytes at offset 0 of item "notes" gives "for the team"
+    When I try to delete backup "team-notes"
+    Then it fails with FAM_ENOPERM
+    And user 7001 of my group still finds "for the team" in backup "team-notes"
+
+  Scenario: a backup writable by others may be deleted by them
+    Given user 7002 of another group has a backup "scratch" of an item holding "disposable" in a region with mode 0707
+    When I delete backup "scratch"
+    Then listing the backups starting with "scratch" shows 0 backups
+
+  Scenario: another user's private backup is refused through famd too
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix
+    And I create region "remote-vault" of 64 KiB with mode 0600
+    And I allocate item "doc" of 512 bytes with mode 0600 in region "remote-vault"
+    And user 7003 of another group has a backup "their-doc" of an item holding "famd keeps it" in a region with mode 0700
+    Then listing the backups starting with "" shows 0 backups
+    When I try to restore backup "their-doc" into item "doc"
+    Then it fails with FAM_ENOPERM
+    When I try to restore backup "their-doc" as a new item "stolen" with mode 0600 in region "remote-vault"
+    Then it fails with FAM_ENOPERM
+    When I try to delete backup "their-doc"
+    Then it fails with FAM_ENOPERM
+    When I try to back up item "doc" as "their-doc"
+    Then it fails with FAM_EEXIST
+    And user 7003 of another group still finds "famd keeps it" in backup "their-doc"

@@ -7,8 +7,11 @@ Feature: Errors and bad input
   every call before fam_initialize or after fam_finalize. Zero sizes and NULL
   buffers are FAM_EINVAL; ranges outside an item, including offsets whose end
   overflows 64 bits, are FAM_ERANGE. Names longer than 40 bytes are
-  FAM_ENAMETOOLONG, empty names or names containing '/' are FAM_EINVAL, taken
-  names FAM_EEXIST, unknown names FAM_ENOTFOUND.
+  FAM_ENAMETOOLONG; empty and path-like names (containing '/', "." or "..",
+  or containing a control character) are FAM_EINVAL, for regions, items and
+  backups alike; taken names are FAM_EEXIST, unknown names FAM_ENOTFOUND. A
+  mode with any bit outside 0777 is FAM_EINVAL, with a message naming it,
+  wherever a mode is given.
 
   Background:
     Given an OpenFAM instance
@@ -24,6 +27,9 @@ Feature: Errors and bad input
       | abcdefghijklmnopqrstuvwxyzabcdefghijklmno | FAM_ENAMETOOLONG |
       |                                           | FAM_EINVAL       |
       | a/b                                       | FAM_EINVAL       |
+      | .                                         | FAM_EINVAL       |
+      | ..                                        | FAM_EINVAL       |
+      | ../etc                                    | FAM_EINVAL       |
       | err                                       | FAM_EEXIST       |
 
   Scenario: a name of exactly 40 bytes is accepted
@@ -41,6 +47,7 @@ Feature: Errors and bad input
       | name                                      | error            |
       | abcdefghijklmnopqrstuvwxyzabcdefghijklmno | FAM_ENAMETOOLONG |
       | x/y                                       | FAM_EINVAL       |
+      | ..                                        | FAM_EINVAL       |
       | it                                        | FAM_EEXIST       |
 
   Scenario: zero sizes are rejected
@@ -149,3 +156,49 @@ Feature: Errors and bad input
     And OPENFAM_SERVER names a socket where no famd listens, with a timeout of 300ms
     When I try to initialize OpenFAM
     Then it fails with FAM_ERPC
+
+  Scenario Outline: modes with bits outside 0777 are rejected
+    When I try to create region "odd" of 4096 bytes with mode <mode>
+    Then it fails with FAM_EINVAL
+    And the error message mentions "<mode>"
+    When I try to allocate item "odd" of 8 bytes with mode <mode> in region "err"
+    Then it fails with FAM_EINVAL
+    When I try to change the permissions of region "err" to <mode>
+    Then it fails with FAM_EINVAL
+    When I try to change the permissions of item "it" to <mode>
+    Then it fails with FAM_EINVAL
+    When I back up item "it" as "odd-backup"
+    And I try to restore backup "odd-backup" as a new item "odd" with mode <mode> in region "err"
+    Then it fails with FAM_EINVAL
+    When I try to look up region "odd"
+    Then it fails with FAM_ENOTFOUND
+    When I try to look up item "odd" in region "err"
+    Then it fails with FAM_ENOTFOUND
+    And region "err" has
+      | field | value |
+      | mode  | 0600  |
+    And item "it" has
+      | field | value |
+      | mode  | 0600  |
+
+    Examples:
+      | mode    |
+      | 01000   |
+      | 04755   |
+      | 02600   |
+      | 0100644 |
+
+  Scenario Outline: path-like backup names are rejected
+    When I try to back up item "it" as "<name>"
+    Then it fails with FAM_EINVAL
+    When I try to restore backup "<name>" into item "it"
+    Then it fails with FAM_EINVAL
+    When I try to delete backup "<name>"
+    Then it fails with FAM_EINVAL
+
+    Examples:
+      | name     |
+      | .        |
+      | ..       |
+      | ../x     |
+      | dir/file |

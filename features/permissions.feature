@@ -6,11 +6,17 @@ Feature: Permissions
   permissions (the default) the region's mode governs every item in it; with
   data item-level permissions each item's own mode does. Reading needs r,
   writing and modifying atomics need w, fetching atomics need both where they
-  modify. Allocating needs write permission on the region. Only the owner may
-  change a mode, and every open handle sees the new rights at once. Denials
-  fail with FAM_ENOPERM and change nothing. Scenarios acting as another user
-  are tagged @go-only: the C ABI has one process-wide instance acting for the
-  process's own uid, so they run against the Go core only.
+  modify. Allocating, resizing and destroying need write permission on the
+  region, not ownership: as in OpenFAM, another user whose class has w may
+  resize or destroy it. Only the owner may change a mode, and every open
+  handle sees the new rights at once; as in OpenFAM, an item of a region
+  with region-level permissions has no mode of its own to change
+  (FAM_ENOPERM). Denials fail with FAM_ENOPERM and
+  change nothing. Scenarios in which another user owns the region run on
+  both backends: that user has an instance of its own on the scenario's
+  store. Scenarios in which this instance acts as another user carry the tag
+  go-only: the C ABI has one process-wide instance acting for the process's
+  own uid, so they run against the Go core only.
 
   Background:
     Given an OpenFAM instance
@@ -25,6 +31,15 @@ Feature: Permissions
     And I allocate item "doc" of 64 bytes with mode 0400 in region "rl"
     When I put "writable" at offset 0 of item "doc"
     Then reading 8 bytes at offset 0 of item "doc" gives "writable"
+
+  Scenario: an item of a region with region-level permissions cannot change its own mode
+    Given I create region "rl-chmod" of 64 KiB with mode 0600
+    And I allocate item "doc" of 64 bytes with mode 0600 in region "rl-chmod"
+    When I try to change the permissions of item "doc" to 0644
+    Then it fails with FAM_ENOPERM
+    And item "doc" has
+      | field | value |
+      | mode  | 0600  |
 
   Scenario: data item-level permissions use the item's own mode
     Given I create region "il" of 64 KiB with mode 0600 and data item-level permissions
@@ -157,6 +172,36 @@ Feature: Permissions
     Then the pages of the mapping of item "a" contain "stays-public"
     And the pages of the mapping of item "a" do not contain "becomes-private"
     And reading 15 bytes at offset 0 of item "b" gives "becomes-private"
+
+  Scenario: a writer who is not the owner may resize and destroy a region
+    Given user 7010 of another group created region "commons" of 64 KiB with mode 0606
+    When I look up region "commons"
+    And I resize region "commons" to 128 KiB
+    Then region "commons" has
+      | field | value        |
+      | size  | 131072       |
+      | owner | someone else |
+    When I destroy region "commons"
+    And I try to look up region "commons"
+    Then it fails with FAM_ENOTFOUND
+
+  Scenario: a group writer who is not the owner may destroy a region
+    Given user 7011 of my group created region "team-space" of 64 KiB with mode 0660
+    When I look up region "team-space"
+    And I destroy region "team-space"
+    And I try to look up region "team-space"
+    Then it fails with FAM_ENOTFOUND
+
+  Scenario: a reader who is not the owner may neither resize nor destroy a region
+    Given user 7012 of another group created region "notice-board" of 64 KiB with mode 0604
+    When I look up region "notice-board"
+    And I try to resize region "notice-board" to 128 KiB
+    Then it fails with FAM_ENOPERM
+    When I try to destroy region "notice-board"
+    Then it fails with FAM_ENOPERM
+    And region "notice-board" has
+      | field | value |
+      | size  | 65536 |
 
   Scenario: over TCP with the cluster token only, a client acts as famd's one TCP identity
     # famd --tcp-identity: the token proves the host, not the user, so famd

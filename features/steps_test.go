@@ -1556,6 +1556,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 
 	sc.Step(`^I act as user `+num+` of (my|another) group$`, w.actAs)
 	sc.Step(`^I act as myself again$`, w.actAsMyself)
+	w.registerIdentity(sc)
 }
 
 // scenarioInit returns godog's per-scenario initializer for a backend

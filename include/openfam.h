@@ -201,20 +201,40 @@ const void *fam_get_option(const char *name);
 
 /* ---- Regions ------------------------------------------------------------ */
 
+/* Names and modes, for every call below that takes them:
+ *   - A region or item name is 1 to 40 bytes (FAM_ENAMETOOLONG beyond) and
+ *     must not be path-like: no '/', not "." or "..", no NUL or other
+ *     control character (bytes below 0x20, and 0x7f); UTF-8 is fine.
+ *     Otherwise FAM_EINVAL. A backup name follows the same rules but may
+ *     have up to 245 bytes (FAM_EINVAL beyond).
+ *   - A mode (perm) holds permission bits only: any bit outside 0777
+ *     (setuid, setgid, sticky, file-type bits) fails with FAM_EINVAL, and
+ *     the message names the value; nothing is created or changed.
+ *   - Permissions are POSIX-like: the owner's bits apply to the owner, the
+ *     group's to a caller of the owner's gid, the others' to anyone else;
+ *     root gets no bypass. Read (r) and write (w) are used, x is kept. */
+
 /* Creates a region of size bytes owned by the caller. attr may be NULL
  * (volatile unless configured otherwise, interleaved, region-level
  * permissions). Errors: FAM_EINVAL, FAM_ENAMETOOLONG, FAM_EEXIST,
  * FAM_ENOSPACE. */
 fam_region_t *fam_create_region(const char *name, uint64_t size, mode_t perm, fam_region_attr_t *attr);
 fam_region_t *fam_lookup_region(const char *name);
-/* Destroys the region and every item in it; releases r. Owner only. */
+/* Destroys the region and every item in it; releases r. Requires write
+ * permission on the region, not ownership (as in OpenFAM, whose metadata
+ * service checks the mode bits of a non-owner): another user with w in
+ * the region's mode may destroy it. Unlike OpenFAM, an owner whose own
+ * bits lack w is refused too (FAM_ENOPERM) until it changes the mode. */
 int fam_destroy_region(fam_region_t *r);
 /* Releases the handle r; the region stays. (Not in OpenFAM, whose region
  * descriptors are freed only by fam_destroy_region or finalize.) */
 int fam_close_region(fam_region_t *r);
 /* Grows (or shrinks down to the end of its last item) the region in place;
- * item offsets do not change. Owner only. */
+ * item offsets do not change. Requires write permission on the region, not
+ * ownership (as in OpenFAM); FAM_ENOPERM otherwise. */
 int fam_resize_region(fam_region_t *r, uint64_t nbytes);
+/* Sets the region's mode (bits within 0777). Owner only: FAM_ENOPERM for
+ * anyone else. */
 int fam_change_region_permissions(fam_region_t *r, mode_t perm);
 int fam_stat_region(fam_region_t *r, fam_stat_t *out);
 int fam_region_global(fam_region_t *r, fam_global_desc_t *out);
@@ -231,6 +251,8 @@ fam_desc_t *fam_lookup(const char *item, const char *region);
 int fam_deallocate(fam_desc_t *d);
 /* Releases d; the item stays. */
 int fam_close(fam_desc_t *d);
+/* Sets the item's mode (bits within 0777). Owner only: FAM_ENOPERM for
+ * anyone else. */
 int fam_change_permissions(fam_desc_t *d, mode_t perm);
 int fam_stat(fam_desc_t *d, fam_stat_t *out);
 int fam_desc_global(fam_desc_t *d, fam_global_desc_t *out);
@@ -271,7 +293,24 @@ int fam_copy_wait(fam_wait_t *w);
 /* ---- Backup and restore ---------------------------------------------------- */
 
 /* Backups live in the archive directory (OPENFAM_BACKUP_DIR, default under
- * the per-user data directory). opts may be NULL. */
+ * the per-user data directory; with famd, its own, a 0700 directory of 0600
+ * files). opts may be NULL.
+ *
+ * A backup carries the owner (uid, gid) and mode that governed its source
+ * item when it was taken: the region's with region-level permissions (the
+ * default), the item's own with data item-level permissions. Those govern
+ * the backup from then on, with the class rules above:
+ *   - fam_backup needs read permission on the item. Backup names are one
+ *     namespace shared by all users: a name in use, whoever owns that
+ *     backup, fails with FAM_EEXIST, and the existing backup is kept.
+ *   - fam_restore needs read on the backup and write on dst;
+ *     fam_restore_region read on the backup and write on r. FAM_ENOPERM
+ *     otherwise, with nothing written or allocated.
+ *   - fam_delete_backup needs to own the backup or have write on it.
+ *   - fam_list_backup shows only the backups the caller may read.
+ * A backup written by a version whose header recorded no access (before
+ * this rule) is treated as owned by the backup file's owner (famd's user,
+ * or the embedded process's) with mode 0600. */
 fam_wait_t *fam_backup(fam_desc_t *src, const char *backup_name, fam_backup_options_t *opts);
 int fam_backup_wait(fam_wait_t *w);
 /* Restores a backup into an existing item at least as large as the backup. */
@@ -284,7 +323,8 @@ int fam_restore_wait(fam_wait_t *w);
 fam_wait_t *fam_delete_backup(const char *backup_name);
 int fam_delete_backup_wait(fam_wait_t *w);
 /* Describes the backups whose names start with backup_name (every backup for
- * NULL or ""): one line each, "name size mode uid gid time". malloc'd; the
+ * NULL or "") and that the caller may read: one line each, "name size mode
+ * uid gid time", with the backup's governing mode and owner. malloc'd; the
  * caller frees it. */
 char *fam_list_backup(const char *backup_name);
 

@@ -749,7 +749,8 @@ module OpenFAM {
     /* The C handle, for calling the extern procs directly. */
     var handle: c_ptr(fam_region_t);
 
-    /* Destroys the region and every item in it (owner only). */
+    /* Destroys the region and every item in it (needs write permission on
+       the region, not ownership). */
     proc destroy() throws {
       try check(fam_destroy_region(handle), "fam_destroy_region");
       handle = nil;

@@ -204,6 +204,7 @@ int main(int argc, char **argv) {
     attr.redundancyLevel = NONE;
     attr.memoryType = VOLATILE;
     attr.interleaveEnable = ENABLE;
+    attr.permissionLevel = DATAITEM;
     c_fam_region_desc *r = c_fam_create_region(f, rn, 1 << 20, 0777, &attr);
     CHECK(r != NULL);
     CHECK(c_fam_create_region(f, rn, 1 << 20, 0777, &attr) == NULL && c_fam_error() == 9);
@@ -229,6 +230,11 @@ int main(int argc, char **argv) {
           (st.perm & 0777) == 0600);
     CHECK(c_fam_stat_data(f, anon, &st) == 0 && st.name != NULL && st.name[0] == '\0');
     CHECK(c_fam_change_permissions_data(f, d, 0640) == 0);
+    /* As in OpenFAM: an item of a region-level region (r2, NULL attributes)
+     * takes the region's mode and cannot change its own. */
+    c_fam_desc *rlitem = c_fam_allocate(f, 64, 0600, r2);
+    CHECK(rlitem != NULL && c_fam_change_permissions_data(f, rlitem, 0640) != 0 && c_fam_error() == 2);
+    CHECK(c_fam_deallocate(f, rlitem) == 0);
     c_fam_desc *dl = c_fam_lookup(f, "item", rn);
     CHECK(dl != NULL && c_fam_stat_data(f, dl, &st) == 0 && (st.perm & 0777) == 0640);
     CHECK(c_fam_close(f, dl) == 0);

@@ -320,10 +320,22 @@ TEST_F(FamTest, AllocateLookupStatGetters) {
     EXPECT_EQ(a.regionId, region->get_global_descriptor().regionId);
     EXPECT_EQ(FAM_ERROR_OF(my_fam->fam_lookup("nothing", rname.c_str())), FAM_ERR_NOTFOUND);
 
-    my_fam->fam_change_permissions(item, 0644);
-    my_fam->fam_stat(look, &st);
-    EXPECT_EQ(st.perm & 0777, 0644u);
-    EXPECT_EQ(item->get_perm() & 0777, 0644u);
+    // As in OpenFAM, an item of a region with region-level permissions (the
+    // default) takes the region's mode and cannot change its own.
+    EXPECT_EQ(FAM_ERROR_OF(my_fam->fam_change_permissions(item, 0644)), FAM_ERR_NOPERM);
+    {
+        Fam_Region_Attributes attr = {};
+        attr.permissionLevel = DATAITEM;
+        std::string n = rname + "_di";
+        Fam_Region_Descriptor *rd = my_fam->fam_create_region(n.c_str(), 1 << 20, 0777, &attr);
+        Fam_Descriptor *own = my_fam->fam_allocate("own", 64, 0600, rd);
+        Fam_Descriptor *own2 = my_fam->fam_lookup("own", n.c_str());
+        my_fam->fam_change_permissions(own, 0644);
+        my_fam->fam_stat(own2, &st);
+        EXPECT_EQ(st.perm & 0777, 0644u);
+        EXPECT_EQ(own->get_perm() & 0777, 0644u);
+        my_fam->fam_destroy_region(rd);
+    }
 
     my_fam->fam_deallocate(anon);
     EXPECT_EQ(anon->get_desc_status(), DESC_INVALID);

@@ -13,13 +13,18 @@ import (
 // catalogue wants numeric order.
 const (
 	regionVersion = 1
-	itemVersion   = 1
+	// itemVersion 2 adds Gen after Created; version 1 records (no Gen)
+	// are still read, with Gen 0.
+	itemVersion  = 2
+	itemVersion1 = 1
 
 	// version + ID + Size + Mode + UID + GID + 4 small fields +
 	// InterleaveSize + Created + name length + server count
 	regionFixed = 1 + 8 + 8 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 4
 	// version + RegionID + Offset + Size + Mode + UID + GID + Created + name length
-	itemFixed = 1 + 8 + 8 + 8 + 4 + 4 + 4 + 8 + 4
+	itemFixed1 = 1 + 8 + 8 + 8 + 4 + 4 + 4 + 8 + 4
+	// version 2: the same, then Gen
+	itemFixed = itemFixed1 + 8
 )
 
 var le = binary.LittleEndian
@@ -91,12 +96,17 @@ func appendItem(b []byte, it *Item) []byte {
 	b = le.AppendUint32(b, it.GID)
 	b = le.AppendUint64(b, uint64(it.Created))
 	b = le.AppendUint32(b, uint32(len(it.Name)))
+	b = le.AppendUint64(b, it.Gen)
 	return append(b, it.Name...)
 }
 
 func decodeItem(b []byte) (Item, error) {
 	var it Item
-	if len(b) < itemFixed || b[0] != itemVersion {
+	fixed := itemFixed
+	if len(b) > 0 && b[0] == itemVersion1 {
+		fixed = itemFixed1
+	}
+	if len(b) < fixed || (b[0] != itemVersion && b[0] != itemVersion1) {
 		return it, fmt.Errorf("item record of %d bytes, version %d: %w", len(b), firstByte(b), ErrCorrupt)
 	}
 	p := b[1:]
@@ -109,6 +119,10 @@ func decodeItem(b []byte) (Item, error) {
 	it.Created = int64(le.Uint64(p[36:]))
 	nameLen := uint64(le.Uint32(p[44:]))
 	p = p[48:]
+	if b[0] == itemVersion {
+		it.Gen = le.Uint64(p)
+		p = p[8:]
+	}
 	if uint64(len(p)) != nameLen {
 		return Item{}, fmt.Errorf("item record %d/%d: length mismatch: %w", it.RegionID, it.Offset, ErrCorrupt)
 	}

@@ -23,7 +23,7 @@ const (
 // bbolt bucket names.
 var (
 	bucketRegions = []byte("regions") // region ID -> region record; its sequence is the ID counter
-	bucketItems   = []byte("items")   // region ID -> bucket of offset -> item record
+	bucketItems   = []byte("items")   // region ID -> bucket of offset -> item record; its sequence is the incarnation high-water mark
 )
 
 // Options tunes a Store. The zero value is usable.
@@ -90,12 +90,18 @@ type Store struct {
 	regionNames map[string]uint64
 	pending     pendingSet
 	j           *journal
+	// lastGen is the last incarnation number PutItem gave out. Every
+	// number it gave is either in a journal record still on disk or at
+	// most the high-water mark committed to bbolt, so a restart resumes
+	// above all of them.
+	lastGen uint64
 
 	// ckptMu serialises checkpoints and guards oldExists and dbClosed; it
 	// is taken before mu, never while holding it.
 	ckptMu    sync.Mutex
 	oldExists bool // metadata.journal.old holds records not yet in bbolt
 	dbClosed  bool
+	savedGen  uint64 // the incarnation high-water mark committed to bbolt
 	db        *bolt.DB
 
 	kick chan struct{} // asks the checkpointer for an early checkpoint
@@ -170,6 +176,8 @@ func (s *Store) load() error {
 		if err != nil {
 			return err
 		}
+		s.savedGen = ib.Sequence()
+		s.lastGen = s.savedGen
 		return rb.ForEach(func(k, v []byte) error {
 			r, err := decodeRegion(v)
 			if err != nil {
@@ -188,6 +196,7 @@ func (s *Store) load() error {
 					return err
 				}
 				rs.items[it.Offset] = it
+				s.lastGen = max(s.lastGen, it.Gen)
 				return nil
 			})
 		})
@@ -200,6 +209,9 @@ func (s *Store) load() error {
 	// ones (bbolt can already hold later changes than an old journal), so
 	// it works on offsets only and the name indexes are rebuilt after.
 	replay := func(op journalOp) {
+		// Even a record of a deleted region or item counts: its number
+		// was given out and must not be given again.
+		s.lastGen = max(s.lastGen, op.item.Gen)
 		rs := s.regions[op.item.RegionID]
 		if rs == nil {
 			return // its region was deleted after the record was written
@@ -225,7 +237,7 @@ func (s *Store) load() error {
 		}
 	}
 
-	if err := s.commit(s.pending); err != nil {
+	if err := s.commit(s.pending, s.lastGen); err != nil {
 		return fmt.Errorf("metadata: checkpoint replayed journal: %w", err)
 	}
 	s.pending = make(pendingSet)
@@ -340,12 +352,13 @@ func (s *Store) checkpoint() error {
 	}
 	snap := s.pending
 	s.pending = make(pendingSet)
+	gen := s.lastGen
 	s.mu.Unlock()
 
 	if h := testHooks.afterRotate; h != nil {
 		h()
 	}
-	if err := s.commit(snap); err != nil {
+	if err := s.commit(snap, gen); err != nil {
 		// Put back what later changes have not superseded, so a retry
 		// commits it; the old journal still holds it on disk.
 		s.mu.Lock()
@@ -424,11 +437,14 @@ func (s *Store) rotateLocked() error {
 	return nil
 }
 
-// commit writes pending item changes to bbolt in one transaction. Changes
-// for regions no longer in bbolt are dropped: DeleteRegion may have
-// committed after the snapshot was taken.
-func (s *Store) commit(p pendingSet) error {
-	if len(p) == 0 {
+// commit writes pending item changes to bbolt in one transaction, with gen,
+// the incarnation counter when they were taken, as the new high-water mark
+// (the journal that holds them, and their numbers, is deleted after).
+// Changes for regions no longer in bbolt are dropped: DeleteRegion may have
+// committed after the snapshot was taken. Called with ckptMu held, or
+// before the store is shared.
+func (s *Store) commit(p pendingSet, gen uint64) error {
+	if len(p) == 0 && gen <= s.savedGen {
 		return nil
 	}
 	if h := testHooks.commit; h != nil {
@@ -436,8 +452,13 @@ func (s *Store) commit(p pendingSet) error {
 			return err
 		}
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketItems)
+		if gen > ib.Sequence() {
+			if err := ib.SetSequence(gen); err != nil {
+				return err
+			}
+		}
 		for rid, ops := range p {
 			b := ib.Bucket(u64key(rid))
 			if b == nil {
@@ -457,6 +478,10 @@ func (s *Store) commit(p pendingSet) error {
 		}
 		return nil
 	})
+	if err == nil {
+		s.savedGen = max(s.savedGen, gen)
+	}
+	return err
 }
 
 func (s *Store) checkOpen(op string) error {
@@ -669,7 +694,9 @@ func (s *Store) logItemLocked(op pendingOp) error {
 }
 
 // PutItem adds a new item, durable against a process crash when it returns
-// (see Options.SyncJournal for power loss). Created is set to now if 0.
+// (see Options.SyncJournal for power loss). Created is set to now if 0. The
+// store gives the item a fresh incarnation number (it.Gen is ignored), one
+// it never gave before, even across restarts; ItemAt returns it.
 // ErrNotFound if region it.RegionID does not exist; ErrExists if the region
 // already has an item at it.Offset or, for a non-empty name, an item called
 // it.Name.
@@ -697,6 +724,9 @@ func (s *Store) PutItem(it Item) error {
 			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
 		}
 	}
+	// A number burnt by a failed journal write is simply never used.
+	s.lastGen++
+	it.Gen = s.lastGen
 	if err := s.logItemLocked(pendingOp{item: it}); err != nil {
 		return err
 	}
@@ -708,7 +738,7 @@ func (s *Store) PutItem(it Item) error {
 }
 
 // UpdateItem changes the Mode, Name and Size of the item at (it.RegionID,
-// it.Offset); its other fields are kept. Durable as PutItem. ErrNotFound if
+// it.Offset); its other fields, Gen included, are kept. Durable as PutItem. ErrNotFound if
 // there is no such item; ErrExists if another item in the region has the
 // new non-empty name.
 func (s *Store) UpdateItem(it Item) error {

@@ -18,7 +18,11 @@ type Region struct {
 	Created        int64    // unix nanoseconds
 }
 
-// Item describes one data item. (RegionID, Offset) identifies it.
+// Item describes one data item. (RegionID, Offset) locates it: the
+// catalogue holds at most one item at an offset at a time. Offsets are
+// reused once an item is deleted, so (RegionID, Offset, Gen) identifies one
+// incarnation of an item for good: handles bind to it, and an event about
+// an old incarnation never reaches a newer item at the same offset.
 type Item struct {
 	RegionID uint64
 	Offset   uint64 // byte offset of the item in its region heap
@@ -27,6 +31,11 @@ type Item struct {
 	Mode     uint32
 	UID, GID uint32
 	Created  int64
+	// Gen is the item's incarnation number, assigned by PutItem from a
+	// counter of the store that is never reused (it survives restarts
+	// and crashes); 0 only for items written by a release that had no
+	// incarnations.
+	Gen uint64
 }
 
 // Errors returned by Store methods.

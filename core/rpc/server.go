@@ -395,6 +395,10 @@ func itemInfo(e *entry) (*pb.ItemInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	inc, err := e.it.Incarnation()
+	if err != nil {
+		return nil, err
+	}
 	_, _, rights, ok := e.it.Local()
 	if p, placed := e.it.Placement(); placed {
 		rights, ok = p.Rights, true
@@ -404,7 +408,7 @@ func itemInfo(e *entry) (*pb.ItemInfo, error) {
 	}
 	return &pb.ItemInfo{RegionId: g.RegionID, Offset: g.Offset, Size: st.Size, Name: st.Name, Mode: st.Mode,
 		Uid: st.UID, Gid: st.GID, Rights: uint32(rights), Key: append([]byte(nil), e.key[:]...),
-		InterleaveSize: st.InterleaveSize, Servers: st.Servers}, nil
+		InterleaveSize: st.InterleaveSize, Servers: st.Servers, Incarnation: inc}, nil
 }
 
 // Allocate allocates an item in a region and issues its key.
@@ -563,7 +567,10 @@ func (s *Server) Copy(ctx context.Context, req *pb.CopyRequest) (*pb.Reply, erro
 }
 
 // Backup writes the key's item to a backup; the reply comes when it is
-// complete.
+// complete. Like every backup handler it runs the core as the caller
+// (s.view), so the core's rules apply to the caller's identity: the
+// backup records the owner and mode governing the item, and its name must
+// be free, whoever owns the backup holding it.
 func (s *Server) Backup(ctx context.Context, req *pb.BackupRequest) (*pb.Reply, error) {
 	f, id := s.view(ctx)
 	e, fe := s.entryFor(id, "fam_backup", req.GetKey())
@@ -577,7 +584,8 @@ func (s *Server) Backup(ctx context.Context, req *pb.BackupRequest) (*pb.Reply, 
 	return &pb.Reply{Err: famErr(err)}, nil
 }
 
-// Restore copies a backup into the key's item.
+// Restore copies a backup into the key's item: read permission on the
+// backup and write permission on the item, for the caller.
 func (s *Server) Restore(ctx context.Context, req *pb.RestoreRequest) (*pb.Reply, error) {
 	f, id := s.view(ctx)
 	e, fe := s.entryFor(id, "fam_restore", req.GetKey())
@@ -591,7 +599,10 @@ func (s *Server) Restore(ctx context.Context, req *pb.RestoreRequest) (*pb.Reply
 	return &pb.Reply{Err: famErr(err)}, nil
 }
 
-// RestoreNew allocates an item from a backup, fills it and issues its key.
+// RestoreNew allocates an item from a backup, fills it and issues its key:
+// read permission on the backup and write permission on the region, for
+// the caller; the core refuses a mode outside 0777 whatever the client
+// library checked.
 func (s *Server) RestoreNew(ctx context.Context, req *pb.RestoreNewRequest) (*pb.ItemReply, error) {
 	f, id := s.view(ctx)
 	var it *core.Item
@@ -610,7 +621,7 @@ func (s *Server) RestoreNew(ctx context.Context, req *pb.RestoreNewRequest) (*pb
 	return s.issue(ctx, id, it, err)
 }
 
-// DeleteBackup deletes a backup.
+// DeleteBackup deletes a backup the caller owns or may write.
 func (s *Server) DeleteBackup(ctx context.Context, req *pb.BackupNameRequest) (*pb.Reply, error) {
 	f, _ := s.view(ctx)
 	w, err := f.DeleteBackup(req.GetName())
@@ -620,7 +631,8 @@ func (s *Server) DeleteBackup(ctx context.Context, req *pb.BackupNameRequest) (*
 	return &pb.Reply{Err: famErr(err)}, nil
 }
 
-// ListBackups lists the backups whose names start with the request's name.
+// ListBackups lists the backups whose names start with the request's name
+// and that the caller may read.
 func (s *Server) ListBackups(ctx context.Context, req *pb.BackupNameRequest) (*pb.ListBackupsReply, error) {
 	f, _ := s.view(ctx)
 	text, err := f.ListBackups(req.GetName())

@@ -1343,6 +1343,63 @@ static void test_backup_errors(void **state)
     assert_fam_ok(fam_deallocate(d));
 }
 
+/* Mode bits outside 0777 and path-like names are refused with FAM_EINVAL, with
+ * a message naming the value, and change nothing. */
+static void test_mode_and_name_errors(void **state)
+{
+    (void)state;
+    static const mode_t bad_modes[] = {01777, 04600, 0100600, (mode_t)-1};
+    for (size_t i = 0; i < sizeof bad_modes / sizeof bad_modes[0]; i++) {
+        mode_t m = bad_modes[i];
+        char want[32];
+        snprintf(want, sizeof want, "%#o", (unsigned)m);
+        assert_fam_null(fam_create_region("bad-mode", 4096, m, NULL), FAM_EINVAL);
+        if (strstr(fam_errmsg(), want) == NULL)
+            fail_msg("mode %s: message %s does not name it", want, fam_errmsg());
+        assert_fam_null(fam_lookup_region("bad-mode"), FAM_ENOTFOUND);
+        assert_fam_null(fam_allocate("bad-mode", 64, m, g_region), FAM_EINVAL);
+        assert_fam_null(fam_lookup("bad-mode", "api"), FAM_ENOTFOUND);
+        assert_fam_err(fam_change_region_permissions(g_region, m), FAM_EINVAL);
+        fam_desc_t *d = new_item(64);
+        assert_fam_err(fam_change_permissions(d, m), FAM_EINVAL);
+        fam_stat_t st;
+        assert_fam_ok(fam_stat(d, &st));
+        assert_int_equal(st.perm, 0600);
+
+        fam_wait_t *w = assert_fam_ptr(fam_backup(d, "bk-mode", NULL));
+        assert_fam_ok(fam_backup_wait(w));
+        fam_desc_t *out = NULL;
+        assert_fam_null(fam_restore_region("bk-mode", g_region, "bad-mode", m, &out), FAM_EINVAL);
+        assert_null(out);
+        assert_fam_null(fam_lookup("bad-mode", "api"), FAM_ENOTFOUND);
+        w = assert_fam_ptr(fam_delete_backup("bk-mode"));
+        assert_fam_ok(fam_delete_backup_wait(w));
+        assert_fam_ok(fam_deallocate(d));
+    }
+    fam_stat_t rs;
+    assert_fam_ok(fam_stat_region(g_region, &rs));
+    assert_int_equal(rs.perm & ~0777u, 0);
+
+    static const char *bad_names[] = {".", "..", "a/b", "/", "tab\tname", "nl\n", "del\x7f", "\x1b[31m"};
+    fam_desc_t *d = new_item(64);
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
+        const char *n = bad_names[i];
+        assert_fam_null(fam_create_region(n, 4096, 0600, NULL), FAM_EINVAL);
+        assert_fam_null(fam_lookup_region(n), FAM_EINVAL);
+        assert_fam_null(fam_allocate(n, 64, 0600, g_region), FAM_EINVAL);
+        assert_fam_null(fam_lookup(n, "api"), FAM_EINVAL);
+        assert_fam_null(fam_backup(d, n, NULL), FAM_EINVAL);
+        assert_fam_null(fam_restore(n, d), FAM_EINVAL);
+        assert_fam_null(fam_delete_backup(n), FAM_EINVAL);
+    }
+    /* Dots inside a name and UTF-8 are names, not paths. */
+    fam_region_t *r = assert_fam_ptr(fam_create_region("...", 4096, 0600, NULL));
+    assert_fam_ok(fam_destroy_region(r));
+    r = assert_fam_ptr(fam_create_region("r\xc3\xa9gion.v2", 4096, 0777, NULL));
+    assert_fam_ok(fam_destroy_region(r));
+    assert_fam_ok(fam_deallocate(d));
+}
+
 /* ---- contexts ------------------------------------------------------------------ */
 
 static void test_context_data_path(void **state)
@@ -1646,6 +1703,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_backup_restore),
         cmocka_unit_test(test_backup_errors),
+        cmocka_unit_test(test_mode_and_name_errors),
         cmocka_unit_test(test_context_data_path),
         cmocka_unit_test(test_context_quiet_is_per_context),
         cmocka_unit_test(test_abort_ends_the_process),

@@ -36,6 +36,20 @@ _EINVAL = 4
 _EUNIMPL = 16
 _EINVALIDOP = 18
 
+def _mode(mode: int) -> int:
+    """Returns ``mode`` as the C call takes it (mode_t), unchanged.
+
+    Bits outside 0o777 are passed through so that the library's
+    FAM_EINVAL, which names the value, surfaces; only a value mode_t cannot
+    hold is refused here, since ctypes would silently keep its low 32 bits
+    (2**32 + 0o600 would become 0o600).
+    """
+    m = int(mode)
+    if not 0 <= m <= 0xFFFFFFFF:
+        raise InvalidArgument(_EINVAL, "mode %d is not a permission mode (0 to 0o777)" % m)
+    return m
+
+
 #: The longest region or data item name, in bytes.
 NAME_MAX = _capi.NAME_MAX
 
@@ -404,16 +418,21 @@ class Fam:
         *,
         persistent: bool = False,
         interleave: Optional[bool] = None,
+        item_permissions: bool = False,
     ) -> "Region":
         """Creates a region of ``size`` bytes owned by the caller.
 
         Args:
             name: at most :data:`NAME_MAX` bytes of UTF-8, unique in the store.
             size: bytes; items are allocated inside it.
-            mode: Unix permission bits for other users (0o600: owner only).
+            mode: permission bits, 0 to 0o777 (0o600: owner only); any other
+                bit raises InvalidArgument.
             persistent: keep the region on the persistent (disk) tier, where
                 it survives the process and a restart; otherwise volatile.
             interleave: stripe across memory servers (None: library default).
+            item_permissions: each item's own mode governs access to it (and
+                :meth:`DataItem.chmod` changes it); otherwise, as in OpenFAM
+                by default, the region's mode governs every item in it.
 
         Raises:
             AlreadyExists, NameTooLong, InvalidArgument, NoSpace.
@@ -422,9 +441,9 @@ class Fam:
             0,
             2 if persistent else 1,
             {None: 0, True: 1, False: 2}[None if interleave is None else bool(interleave)],
-            0,
+            2 if item_permissions else 1,
         )
-        h = L.create_region(_encode(name), int(size), int(mode), ctypes.byref(attr))
+        h = L.create_region(_encode(name), int(size), _mode(mode), ctypes.byref(attr))
         if not h:
             raise last_error()
         return Region(self, h, name)
@@ -493,7 +512,7 @@ class Region:
         :attr:`DataItem.global_descriptor`. Raises AlreadyExists, NoSpace,
         PermissionDenied, NameTooLong.
         """
-        h = L.allocate(None if name is None else _encode(name), int(size), int(mode), self._h)
+        h = L.allocate(None if name is None else _encode(name), int(size), _mode(mode), self._h)
         if not h:
             raise last_error()
         return DataItem(self._fam, h, name if name is not None else "")
@@ -503,15 +522,23 @@ class Region:
         return self._fam.lookup(item_name, self._name)
 
     def resize(self, size: int) -> None:
-        """Grows (or shrinks down to its last item) the region. Owner only."""
+        """Grows (or shrinks down to its last item) the region.
+
+        Needs write permission on the region (the owner's bits for the
+        owner), not ownership. Raises PermissionDenied, InvalidArgument.
+        """
         check(L.resize_region(self._h, int(size)))
 
     def chmod(self, mode: int) -> None:
         """Changes the region's permission bits. Owner only."""
-        check(L.change_region_permissions(self._h, int(mode)))
+        check(L.change_region_permissions(self._h, _mode(mode)))
 
     def destroy(self) -> None:
-        """Destroys the region and every item in it, and releases the handle."""
+        """Destroys the region and every item in it, and releases the handle.
+
+        Needs write permission on the region (the owner's bits for the
+        owner), not ownership. Raises PermissionDenied.
+        """
         check(L.destroy_region(self._h))
         self._h = None
 
@@ -619,8 +646,10 @@ class DataItem:
         return Stat._from_c(st)
 
     def chmod(self, mode: int) -> None:
-        """Changes the item's permission bits. Owner only."""
-        check(L.change_permissions(self._h, int(mode)))
+        """Changes the item's permission bits. Owner only, and only in a region
+        created with ``item_permissions=True`` (else PermissionDenied: the
+        region's mode governs its items)."""
+        check(L.change_permissions(self._h, _mode(mode)))
 
     # ---- data path ----------------------------------------------------------
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import openfam
+from conftest import unique
 
 
 def test_put_get_bytes(item):
@@ -158,9 +159,17 @@ def test_unnamed_item(fam, region):
     assert "(unnamed)" in repr(other)
 
 
-def test_chmod_item(item):
-    item.chmod(0o644)
-    assert item.stat().mode == 0o644
+def test_chmod_item(fam, item):
+    # As in OpenFAM, an item of a region-level region takes the region's mode.
+    with pytest.raises(openfam.PermissionDenied):
+        item.chmod(0o644)
+    r = fam.create_region(unique("ri"), 1 << 20, item_permissions=True)
+    try:
+        it = r.allocate(64, "own")
+        it.chmod(0o644)
+        assert it.stat().mode == 0o644
+    finally:
+        r.destroy()
 
 
 def test_deallocate_and_close(fam, region):

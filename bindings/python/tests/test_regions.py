@@ -76,3 +76,41 @@ def test_repr_and_html(region):
     assert text.startswith("<openfam.Region %r 1 MiB volatile" % region.name)
     html = region._repr_html_()
     assert "<table>" in html and region.name in html and "volatile" in html
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o4600, 0o100600, 0xFFFFFFFF])
+def test_mode_bits_outside_0777_are_refused(fam, region, mode):
+    # The binding passes the mode through; the library refuses it and
+    # names the value, and nothing is created or changed.
+    name = unique("m")
+    with pytest.raises(openfam.InvalidArgument) as ei:
+        fam.create_region(name, 1 << 16, mode)
+    assert ei.value.code == 4 and oct(mode)[2:] in ei.value.message
+    with pytest.raises(openfam.NotFound):
+        fam.lookup_region(name)
+    with pytest.raises(openfam.InvalidArgument):
+        region.allocate(64, unique("i"), mode)
+    with pytest.raises(openfam.InvalidArgument):
+        region.chmod(mode)
+    item = region.allocate(64, unique("i"), 0o640)
+    with pytest.raises(openfam.InvalidArgument):
+        item.chmod(mode)
+    assert item.stat().mode == 0o640
+
+
+@pytest.mark.parametrize("mode", [-1, 2**32 + 0o600])
+def test_modes_mode_t_cannot_hold_are_refused(fam, mode):
+    # ctypes would keep the low 32 bits: 2**32 + 0o600 must not become 0o600.
+    name = unique("m")
+    with pytest.raises(openfam.InvalidArgument) as ei:
+        fam.create_region(name, 1 << 16, mode)
+    assert str(mode) in ei.value.message
+    with pytest.raises(openfam.NotFound):
+        fam.lookup_region(name)
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "tab\there", "del\x7f"])
+def test_path_like_names_are_refused(fam, name):
+    with pytest.raises(openfam.InvalidArgument) as ei:
+        fam.create_region(name, 1 << 16)
+    assert ei.value.code == 4

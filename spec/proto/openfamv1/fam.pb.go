@@ -328,8 +328,14 @@ type ItemInfo struct {
 	Key            []byte                 `protobuf:"bytes,9,opt,name=key,proto3" json:"key,omitempty"`        // 16 bytes; empty in listings
 	InterleaveSize uint64                 `protobuf:"varint,10,opt,name=interleave_size,json=interleaveSize,proto3" json:"interleave_size,omitempty"`
 	Servers        []uint64               `protobuf:"varint,11,rep,packed,name=servers,proto3" json:"servers,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The item's incarnation: never the same for two items that occupy the
+	// same offset one after the other (a restart included). Handles bind to
+	// it, so a revocation or a renewed key of an item that was deallocated
+	// never reaches a new item at its offset. 0 in listings, and from a famd
+	// that predates incarnations.
+	Incarnation   uint64 `protobuf:"varint,12,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ItemInfo) Reset() {
@@ -437,6 +443,13 @@ func (x *ItemInfo) GetServers() []uint64 {
 		return x.Servers
 	}
 	return nil
+}
+
+func (x *ItemInfo) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
 }
 
 type InfoRequest struct {
@@ -2511,7 +2524,10 @@ type SessionEvent struct {
 	Session uint64                 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"` // in the first event
 	// A key issued in this session that famd revoked (permissions changed,
 	// item deallocated, region destroyed or resized): the client resolves
-	// the item again, which matters most for items it has mapped.
+	// the item again, which matters most for items it has mapped. Events
+	// may arrive late; the client accepts the resolved item only if its
+	// incarnation (ItemInfo.incarnation) is the handle's, else the handle's
+	// item is gone and only the handles of that incarnation are released.
 	Revoked       []byte `protobuf:"bytes,2,opt,name=revoked,proto3" json:"revoked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2596,7 +2612,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0finterleave_size\x18\b \x01(\x04R\x0einterleaveSize\x12\x18\n" +
 	"\aservers\x18\t \x03(\x04R\aservers\x12\x12\n" +
 	"\x04used\x18\n" +
-	" \x01(\x04R\x04used\"\x8c\x02\n" +
+	" \x01(\x04R\x04used\"\xae\x02\n" +
 	"\bItemInfo\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
@@ -2609,7 +2625,8 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x03key\x18\t \x01(\fR\x03key\x12'\n" +
 	"\x0finterleave_size\x18\n" +
 	" \x01(\x04R\x0einterleaveSize\x12\x18\n" +
-	"\aservers\x18\v \x03(\x04R\aservers\"\r\n" +
+	"\aservers\x18\v \x03(\x04R\aservers\x12 \n" +
+	"\vincarnation\x18\f \x01(\x04R\vincarnation\"\r\n" +
 	"\vInfoRequest\"\xf7\x02\n" +
 	"\tInfoReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x12\x18\n" +
