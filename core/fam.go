@@ -113,7 +113,7 @@ func Initialize(opts Options) (*Fam, error) {
 		if f.opts.DefaultMemoryType == MemoryDefault {
 			f.opts.DefaultMemoryType = Volatile
 		}
-		r, err := dialRemote(opts, f.uid, f.gid)
+		r, err := dialRemote(opts)
 		if err != nil {
 			return nil, Errorf(CodeRPC, op, "%v", err)
 		}

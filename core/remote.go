@@ -57,8 +57,12 @@ type remote struct {
 const DefaultTimeout = 10 * time.Second
 
 // dialRemote connects to the famd named by opts.Server: "unix:/path" or
-// "host:port".
-func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
+// "host:port". On a Unix socket famd learns who the caller is from the
+// kernel; over TCP the client presents the cluster token, and famd gives
+// it either its one TCP identity or, with MUNGE, the identity of a MUNGE
+// credential (famauth.Client: OPENFAM_AUTH, OPENFAM_MUNGE_SOCKET). The
+// client never states a uid of its own.
+func dialRemote(opts Options) (*remote, error) {
 	r := &remote{addr: opts.Server, timeout: opts.Timeout, job: os.Getenv("FAMRUN_JOB"), spin: opts.Spin}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
@@ -81,9 +85,13 @@ func dialRemote(opts Options, uid, gid uint32) (*remote, error) {
 			return nil, err
 		}
 		token = tok
+		auth, err := famauth.ClientFromEnv(tok)
+		if err != nil {
+			return nil, err
+		}
 		target = "passthrough:///" + opts.Server
-		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithPerRPCCredentials(famauth.TokenCreds{Token: tok, UID: uid, GID: gid}))
+		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		dopts = append(dopts, auth.DialOptions()...)
 	}
 	sess := new(atomic.Uint64)
 	dopts = append(dopts, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any,

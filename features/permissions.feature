@@ -202,3 +202,19 @@ Feature: Permissions
     And region "notice-board" has
       | field | value |
       | size  | 65536 |
+
+  Scenario: over TCP with the cluster token only, a client acts as famd's one TCP identity
+    # famd --tcp-identity: the token proves the host, not the user, so famd
+    # never takes a uid from a TCP client; it gives every one the identity
+    # it was configured with (spec/auth.md).
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over TCP where every client acts as uid 4321 gid 4322
+    When I create region "tcp-made" of 64 KiB with mode 0600
+    Then region "tcp-made" has
+      | field | value        |
+      | uid   | 4321         |
+      | gid   | 4322         |
+      | owner | someone else |
+    And I allocate item "x" of 64 bytes with mode 0600 in region "tcp-made"
+    And I put "as 4321" at offset 0 of item "x"
+    And reading 7 bytes at offset 0 of item "x" gives "as 4321"

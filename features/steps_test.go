@@ -19,6 +19,7 @@ import (
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/embed"
+	"github.com/gofam/openfam/core/rpc"
 )
 
 // world is one scenario's state: its store, its famd, the instance under
@@ -31,6 +32,9 @@ type world struct {
 	famdOpts embed.Options
 	mems     []*embed.Memory // the memory servers of a multi-server famd
 	inited   bool
+	// tcpIdentity is the identity a TCP famd gives every client (nil:
+	// famd's own, the process's).
+	tcpIdentity *rpc.Identity
 
 	regions map[string]Handle
 	items   map[string]Handle
@@ -202,6 +206,7 @@ func (w *world) startFamd(network string) error {
 				return err
 			}
 			w.famdOpts.NoSocket, w.famdOpts.TCPAddr, w.famdOpts.Token = true, "127.0.0.1:0", "feature-token-1234567890"
+			w.famdOpts.TCPIdentity = w.tcpIdentity
 			os.Setenv("OPENFAM_TOKEN_FILE", tok)
 		}
 	}
@@ -216,6 +221,22 @@ func (w *world) startFamd(network string) error {
 		os.Setenv("OPENFAM_SERVER", "unix:"+d.SocketPath())
 	}
 	return nil
+}
+
+// tcpIdentityInstance serves the scenario over TCP from a famd that
+// authenticates clients by cluster token only and gives every one of them
+// the identity uid:gid.
+func (w *world) tcpIdentityInstance(uid, gid string) error {
+	if w.famd != nil {
+		return errors.New("the scenario already runs a famd")
+	}
+	u, err1 := strconv.ParseUint(uid, 10, 32)
+	g, err2 := strconv.ParseUint(gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("uid %q gid %q", uid, gid)
+	}
+	w.tcpIdentity = &rpc.Identity{UID: uint32(u), GID: uint32(g)}
+	return w.servedInstance("TCP")
 }
 
 func (w *world) servedInstance(network string) error {
@@ -240,6 +261,10 @@ func (w *world) restartFamd() error {
 // servers are reached over TCP, where clients must present it.
 const clusterToken = "feature-cluster-token-0987654321"
 
+// serverToken is what memory servers prove to join the metadata famd
+// (over TCP they need it); clients never get it.
+const serverToken = "feature-server-token-1357924680"
+
 // startCluster starts an in-process metadata famd (role "metadata", so
 // every region lives on memory servers) and k memory servers that join
 // it, all on real sockets, and points OPENFAM_SERVER and
@@ -258,7 +283,7 @@ func (w *world) startCluster(k int, block uint64) error {
 	}
 	meta, err := embed.Start(embed.Options{DataDir: filepath.Join(dir, "meta"), ShmDir: filepath.Join(dir, "meta-shm"),
 		BackupDir: filepath.Join(dir, "backups"), TCPAddr: "127.0.0.1:0", Token: clusterToken,
-		Role: "metadata", InterleaveSize: block})
+		Role: "metadata", InterleaveSize: block, ServerToken: serverToken})
 	if err != nil {
 		return err
 	}
@@ -266,7 +291,7 @@ func (w *world) startCluster(k int, block uint64) error {
 	for i := range k {
 		mdir := filepath.Join(dir, fmt.Sprintf("mem%d", i))
 		m, err := embed.StartMemory(embed.MemoryOptions{DataDir: mdir, ShmDir: mdir + "-shm",
-			TCPAddr: "127.0.0.1:0", Join: meta.Addr(), Token: clusterToken})
+			TCPAddr: "127.0.0.1:0", Join: meta.Addr(), Token: clusterToken, ServerToken: serverToken})
 		if err != nil {
 			return fmt.Errorf("memory server %d: %v", i, err)
 		}
@@ -441,6 +466,10 @@ func checkStat(s Stat, t *godog.Table) error {
 			got = fmt.Sprintf("%04o", s.Mode)
 		case "name":
 			got = s.Name
+		case "uid":
+			got = strconv.FormatUint(uint64(s.UID), 10)
+		case "gid":
+			got = strconv.FormatUint(uint64(s.GID), 10)
 		case "owner":
 			got = "someone else"
 			if s.UID == uint32(os.Getuid()) && s.GID == uint32(os.Getgid()) {
@@ -1479,6 +1508,7 @@ const (
 func (w *world) register(sc *godog.ScenarioContext) {
 	sc.Step(`^an OpenFAM instance$`, w.anInstance)
 	sc.Step(`^an OpenFAM instance served by famd over (unix|TCP)$`, w.servedInstance)
+	sc.Step(`^an OpenFAM instance served by famd over TCP where every client acts as uid (\d+) gid (\d+)$`, w.tcpIdentityInstance)
 	sc.Step(`^OpenFAM is not initialized$`, w.notInitialized)
 	sc.Step(`^OPENFAM_SERVER names a socket where no famd listens, with a timeout of (\d+ms)$`, w.noFamd)
 	sc.Step(`^`+try+`initialize OpenFAM$`, w.initialize)

@@ -11,6 +11,10 @@ PROTO_OUT := spec/proto/openfamv1
 FAMD_PKGS := ./core/rpc/ ./core/embed/ ./cmd/famd/
 
 DEPS_APT += protobuf-compiler
+# MUNGE (famd --auth munge): the tests start a private munged with its own
+# key and socket, and skip with a reason when these are missing. Neither
+# famd nor libopenfam.so links libmunge: it is loaded at run time.
+DEPS_APT += munge libmunge2
 
 # $(call protoc-gen,OUTDIR): one shell command generating the Go and gRPC
 # code of PROTO_SRC into OUTDIR/openfamv1.

@@ -35,6 +35,11 @@ if ! ip netns add "$pe" 2>/dev/null; then
 fi
 ip -n "$pe" link set lo up
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"; chmod 600 "$work/token"
+# The memory famds' credential: only famds get it, never the PEs.
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/server-token"; chmod 600 "$work/server-token"
+# famd runs as root here, and with token authentication every TCP client
+# acts as one identity, which root must name: the PEs' own (root too).
+ident="$(id -u):$(id -g)"
 
 for k in 1 2 3; do
   s=fams$k$tag
@@ -47,14 +52,14 @@ for k in 1 2 3; do
   ip -n "$pe" link set "fv$k$tag" up
   ip -n "$s" link set "fp$k$tag" up
   ip -n "$s" link set lo up
-  ip netns exec "$s" "$bindir/famd" --listen "tcp://10.77.$k.2:7800" --token-file "$work/token" \
+  ip netns exec "$s" "$bindir/famd" --listen "tcp://10.77.$k.2:7800" --token-file "$work/token" --tcp-identity "$ident" \
     --data-dir "$work/host$k/data" --shm-dir "$work/host$k/shm" >"$work/famd$k.log" 2>&1 &
   pids+=($!)
 done
 for k in 1 2 3; do
   for _ in $(seq 100); do grep -q serving "$work/famd$k.log" && break; sleep 0.1; done
   grep -q serving "$work/famd$k.log" || { echo "netns: famd on host $k did not start"; cat "$work/famd$k.log"; exit 1; }
-  echo "netns: $(grep -o 'serving.*token required)' "$work/famd$k.log") in namespace fams$k$tag"
+  echo "netns: $(grep -o 'serving.*token required[^)]*)' "$work/famd$k.log") in namespace fams$k$tag"
 done
 
 for k in 1 2 3; do
@@ -75,12 +80,12 @@ if [ -n "$striped" ]; then
   ip netns exec "$pe" sysctl -qw net.ipv4.ip_forward=1
   for k in 1 2 3; do ip -n "fams$k$tag" route add 10.77.0.0/16 via "10.77.$k.1"; done
   ip netns exec "fams1$tag" "$bindir/famd" --role metadata --listen tcp://10.77.1.2:7900 --token-file "$work/token" \
-    --interleave-size 64KiB --data-dir "$work/host1/meta" --shm-dir "$work/host1/meta-shm" >"$work/meta.log" 2>&1 &
+    --tcp-identity "$ident" --server-token-file "$work/server-token" --interleave-size 64KiB --data-dir "$work/host1/meta" --shm-dir "$work/host1/meta-shm" >"$work/meta.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do grep -q serving "$work/meta.log" && break; sleep 0.1; done
   for k in 2 3; do
     ip netns exec "fams$k$tag" "$bindir/famd" --role memory --join tcp://10.77.1.2:7900 --listen tcp://0.0.0.0:7900 \
-      --advertise "10.77.$k.2" --token-file "$work/token" --data-dir "$work/host$k/mem" --shm-dir "$work/host$k/mem-shm" \
+      --advertise "10.77.$k.2" --token-file "$work/token" --server-token-file "$work/server-token" --data-dir "$work/host$k/mem" --shm-dir "$work/host$k/mem-shm" \
       >"$work/mem$k.log" 2>&1 &
     pids+=($!)
   done

@@ -58,6 +58,8 @@ waitlog() {
 }
 
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"; chmod 600 "$work/token"
+# The memory famds join with the server token; the PE never gets it.
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/server-token"; chmod 600 "$work/server-token"
 declare -A result
 for k in $series; do
   ip netns add "$hub"; spaces+=("$hub")
@@ -67,7 +69,8 @@ for k in $series; do
   attach "sbpe$tag" 2
   run="$work/k$k"; mkdir -p "$run"
   ip netns exec "sbmeta$tag" "$bindir/famd" --role metadata --listen tcp://10.79.0.1:7000 \
-    --token-file "$work/token" --data-dir "$run/meta" --shm-dir "$run/meta-shm" >"$run/meta.log" 2>&1 &
+    --token-file "$work/token" --server-token-file "$work/server-token" --tcp-identity "$(id -u):$(id -g)" \
+    --data-dir "$run/meta" --shm-dir "$run/meta-shm" >"$run/meta.log" 2>&1 &
   pids+=($!)
   waitlog "$run/meta.log" serving "the metadata famd"
   for i in $(seq "$k"); do
@@ -78,7 +81,7 @@ for k in $series; do
       tc -n "sbm$i-$tag" qdisc add dev "sb$n-$tag" root tbf rate "$rate" burst 512kb latency 100ms
     fi
     ip netns exec "sbm$i-$tag" "$bindir/famd" --role memory --join tcp://10.79.0.1:7000 \
-      --listen "tcp://10.79.0.$n:7100" --token-file "$work/token" \
+      --listen "tcp://10.79.0.$n:7100" --token-file "$work/token" --server-token-file "$work/server-token" \
       --data-dir "$run/mem$i" --shm-dir "$run/mem$i-shm" >"$run/mem$i.log" 2>&1 &
     pids+=($!)
   done

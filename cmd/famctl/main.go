@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/gofam/openfam/core/rpc"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -51,7 +52,11 @@ Exit status: 0 success, 1 the server reported an error (printed as its FAM
 code name and message; with --json also as {"error": {...}} on stdout) or
 could not be reached, 2 usage error.
 
-Environment: OPENFAM_SERVER, OPENFAM_TOKEN_FILE (see above).
+Environment: OPENFAM_SERVER, OPENFAM_TOKEN_FILE (see above);
+OPENFAM_AUTH=munge to insist on acting as yourself over TCP (MUNGE; a famd
+with --auth munge asks for it anyway), =token to never use MUNGE;
+OPENFAM_MUNGE_SOCKET for munged's socket. Over TCP without MUNGE famctl acts
+as the famd's one TCP identity (famd --tcp-identity), whoever runs it.
 `
 
 // globals are the options every command accepts.
@@ -244,7 +249,11 @@ func dial(g *globals) (*session, error) {
 		if terr != nil {
 			return nil, fmt.Errorf("token file: %w", terr)
 		}
-		conn, err = rpc.DialTCP(hostport, token, uint32(os.Getuid()), uint32(os.Getgid()), g.timeout)
+		auth, aerr := famauth.ClientFromEnv(token)
+		if aerr != nil {
+			return nil, aerr
+		}
+		conn, err = rpc.DialTCP(hostport, auth, g.timeout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach famd at %s: %w", addr, err)

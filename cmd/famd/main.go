@@ -46,6 +46,25 @@ Serving TCP needs a cluster token: a file of one line, mode 0600, owned by
 the user famd runs as, given to every client host. famd refuses to start
 with a token file its group or others can read.
 
+Who a caller is (permission checks use it):
+  Unix socket   the kernel says (SO_PEERCRED); nothing to configure.
+  TCP, --auth token (the default)
+                the token proves the host, not the user: every TCP client
+                acts as ONE identity, --tcp-identity UID:GID (default:
+                famd's own uid and gid; a famd running as root must be
+                given one). A uid the client claims is never used.
+  TCP, --auth munge
+                each client is who its MUNGE credential says (libmunge2 and
+                munged with the cluster's key on every host; clients find
+                munged at $OPENFAM_MUNGE_SOCKET or libmunge's default). One
+                credential per connection; the connection then carries a
+                random session secret. Clients without MUNGE are refused.
+  Memory servers (--role memory) join with the server token
+                (--server-token-file, mode 0600, on the metadata famd and on
+                every memory famd; never given to clients, and different
+                from the cluster token). A metadata famd without one accepts
+                memory servers only on its Unix socket from its own uid.
+
 Roles (--role):
   all        metadata and memory in one daemon (the default). Regions stay
              in famd's own files until memory servers join; from then on
@@ -57,7 +76,8 @@ Roles (--role):
              region fails.
   memory     a memory server: holds region segments for the metadata famd
              named by --join and serves their bytes on the data plane.
-             Needs --join, --listen and --token-file; --socket names its
+             Needs --join, --listen, --token-file and, to join over TCP,
+             --server-token-file; --socket names its
              data-plane Unix socket for clients on this host; --advertise
              says which host to announce when --listen is a wildcard
              address. A restart on the same data directory rejoins with the
@@ -88,6 +108,9 @@ type config struct {
 	listen, dataListen         string
 	socket                     string
 	tokenFile                  string
+	serverTokenFile            string
+	auth, tcpIdentity          string
+	mungeSocket                string
 	join, role, logLevel       string
 	advertise, interleave      string
 	shutdownTimeout            time.Duration
@@ -117,9 +140,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.dataListen, "data-listen", "", "data-plane TCP address `HOST:PORT` (default: the --listen host at its port + 1)")
 	fs.StringVar(&c.socket, "socket", "", "serve gRPC on the Unix socket `PATH`; the data plane listens on PATH.data\n(--role memory: PATH is the data-plane socket for clients on this host)")
 	fs.StringVar(&c.tokenFile, "token-file", os.Getenv("OPENFAM_TOKEN_FILE"), "cluster token `FILE` (mode 0600) TCP clients must present\n(default $OPENFAM_TOKEN_FILE)")
+	fs.StringVar(&c.serverTokenFile, "server-token-file", "", "server token `FILE` (mode 0600) memory servers prove they hold when they join:\non the metadata famd (roles all and metadata) and on every --role memory famd;\nnever give it to clients. Without it a metadata famd accepts memory servers\nonly on its Unix socket from its own uid")
+	fs.StringVar(&c.auth, "auth", "token", "`MODE` authenticating TCP clients: token (all act as --tcp-identity) or munge\n(each is who its MUNGE credential says)")
+	fs.StringVar(&c.tcpIdentity, "tcp-identity", "", "`UID:GID` every TCP client acts as with --auth token (default: famd's own;\nrequired when famd runs as root)")
+	fs.StringVar(&c.mungeSocket, "munge-socket", "", "munged's socket `PATH` with --auth munge (default: libmunge's,\n/run/munge/munge.socket.2)")
 	fs.StringVar(&c.shmDir, "shm-dir", os.Getenv("OPENFAM_SHM_DIR"), "`DIR` for volatile region files, best on tmpfs\n(default $OPENFAM_SHM_DIR, else /dev/shm/openfam-UID)")
 	fs.StringVar(&c.backupDir, "backup-dir", os.Getenv("OPENFAM_BACKUP_DIR"), "`DIR` for fam_backup archives, roles all and metadata\n(default $OPENFAM_BACKUP_DIR, else DATA_DIR/backups)")
-	fs.StringVar(&c.join, "join", "", "metadata famd `ADDR` a memory server (--role memory) registers with:\ntcp://HOST:PORT (or HOST:PORT; needs --token-file) or unix:PATH (same host and user)")
+	fs.StringVar(&c.join, "join", "", "metadata famd `ADDR` a memory server (--role memory) registers with:\ntcp://HOST:PORT (or HOST:PORT; needs --server-token-file) or unix:PATH (same host:\nfamd's own user, or --server-token-file when the metadata famd has one)")
 	fs.StringVar(&c.role, "role", "all", "`ROLE`: all (metadata and memory in one daemon), metadata, or memory\n(see Roles above)")
 	fs.StringVar(&c.advertise, "advertise", "", "`HOST` a memory server announces to the metadata famd and clients\n(default: the --listen host, which must then not be a wildcard such as 0.0.0.0)")
 	fs.StringVar(&c.interleave, "interleave-size", "", "block `BYTES` of regions striped over memory servers (roles all and metadata):\na multiple of 4096, with an optional suffix K, KiB, M, MiB, G or GiB (default 1MiB)")
@@ -230,16 +257,72 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 	}
 	o = embed.Options{DataDir: c.dataDir, ShmDir: c.shmDir, BackupDir: c.backupDir, SocketPath: c.socket,
 		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, ClusterLogf: lg.infof,
-		Role: c.role, InterleaveSize: block, WarnLogf: lg.warnf, MaxConnsPerPeer: c.maxConnsPerPeer}
+		WarnLogf: lg.warnf, Role: c.role, InterleaveSize: block, Auth: c.auth, MungeSocket: c.mungeSocket,
+		MaxConnsPerPeer: c.maxConnsPerPeer}
 	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
+		return o, err
+	}
+	if err := c.checkAuth(o.TCPAddr != ""); err != nil {
 		return o, err
 	}
 	if o.TCPAddr != "" {
 		if o.Token, err = c.token(); err != nil {
 			return o, err
 		}
+		if c.auth == "token" {
+			if o.TCPIdentity, err = c.identity(); err != nil {
+				return o, err
+			}
+		}
+	}
+	if c.serverTokenFile != "" {
+		if o.ServerToken, err = rpc.ReadToken(c.serverTokenFile); err != nil {
+			return o, fmt.Errorf("--server-token-file: %v", err)
+		}
+		if o.ServerToken == o.Token {
+			return o, usagef("--server-token-file holds the cluster token: memory servers need a credential clients do not have; make a second token")
+		}
+	} else if c.role == "metadata" && c.socket == "" {
+		return o, usagef("--role metadata without --socket needs --server-token-file: otherwise no memory server could ever join")
 	}
 	return o, nil
+}
+
+// checkAuth validates --auth, --tcp-identity and --munge-socket of roles
+// all and metadata; tcp says whether famd serves TCP.
+func (c *config) checkAuth(tcp bool) error {
+	switch c.auth {
+	case "token", "munge":
+	default:
+		return usagef("--auth must be token or munge, not %q", c.auth)
+	}
+	if !tcp && (c.auth != "token" || c.tcpIdentity != "" || c.mungeSocket != "") {
+		return usagef("--auth, --tcp-identity and --munge-socket are about TCP clients: they need --listen")
+	}
+	if c.auth == "munge" && c.tcpIdentity != "" {
+		return usagef("--tcp-identity is for --auth token; with --auth munge each client is who its MUNGE credential says")
+	}
+	if c.auth == "token" && c.mungeSocket != "" {
+		return usagef("--munge-socket is for --auth munge")
+	}
+	return nil
+}
+
+// identity is the identity of every TCP client with --auth token: the
+// --tcp-identity flag, else famd's own (nil). Root must choose: mapping
+// every holder of the cluster token to root is never a safe default.
+func (c *config) identity() (*rpc.Identity, error) {
+	if c.tcpIdentity == "" {
+		if os.Getuid() == 0 {
+			return nil, usagef("famd runs as root and serves TCP with --auth token, where every TCP client acts as one identity: give --tcp-identity UID:GID (not 0:0 unless every token holder may act as root), or use --auth munge")
+		}
+		return nil, nil
+	}
+	id, err := rpc.ParseIdentity(c.tcpIdentity)
+	if err != nil {
+		return nil, usagef("--tcp-identity: %v", err)
+	}
+	return &id, nil
 }
 
 // tcpAddrs checks --listen and --data-listen and returns them as
@@ -283,6 +366,9 @@ func (c *config) memoryOptions(lg *logger) (embed.MemoryOptions, error) {
 	if c.interleave != "" {
 		return o, usagef("--interleave-size is set on the metadata famd (--role metadata or all), not on a memory server")
 	}
+	if c.auth != "token" || c.tcpIdentity != "" || c.mungeSocket != "" {
+		return o, usagef("--auth, --tcp-identity and --munge-socket are set on the metadata famd, which clients call; a memory server serves keys only")
+	}
 	if c.join == "" {
 		return o, usagef("--role memory needs --join ADDR: the metadata famd (tcp://HOST:PORT or unix:PATH)")
 	}
@@ -317,8 +403,19 @@ func (c *config) memoryOptions(lg *logger) (embed.MemoryOptions, error) {
 	if err != nil {
 		return o, err
 	}
+	var stok string
+	if c.serverTokenFile != "" {
+		if stok, err = rpc.ReadToken(c.serverTokenFile); err != nil {
+			return o, fmt.Errorf("--server-token-file: %v", err)
+		}
+		if stok == tok {
+			return o, usagef("--server-token-file holds the cluster token: memory servers need a credential clients do not have; make a second token")
+		}
+	} else if !strings.HasPrefix(join, "unix:") {
+		return o, usagef("--join over TCP needs --server-token-file: the metadata famd's server token, which proves this is a memory server")
+	}
 	return embed.MemoryOptions{DataDir: c.dataDir, ShmDir: c.shmDir, TCPAddr: ctl, DataTCPAddr: data,
-		DataSocketPath: c.socket, Advertise: c.advertise, Join: join, Token: tok,
+		DataSocketPath: c.socket, Advertise: c.advertise, Join: join, Token: tok, ServerToken: stok,
 		ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, WarnLogf: lg.warnf, MaxConnsPerPeer: c.maxConnsPerPeer}, nil
 }
 
@@ -371,7 +468,20 @@ func serve(opts embed.Options, lg *logger) int {
 		where = append(where, fmt.Sprintf("gRPC on unix:%s (data plane unix:%s)", p, d.DataSocketPath()))
 	}
 	if a := d.Addr(); a != "" {
-		where = append(where, fmt.Sprintf("gRPC on tcp://%s (data plane tcp://%s, token required)", a, d.DataAddr()))
+		who := "clients authenticated with MUNGE"
+		if opts.Auth != "munge" {
+			id := rpc.Identity{UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
+			if opts.TCPIdentity != nil {
+				id = *opts.TCPIdentity
+			}
+			who = fmt.Sprintf("every client acts as uid %d gid %d", id.UID, id.GID)
+		}
+		where = append(where, fmt.Sprintf("gRPC on tcp://%s (data plane tcp://%s, token required; %s)", a, d.DataAddr(), who))
+	}
+	if opts.ServerToken != "" {
+		where = append(where, "memory servers join with the server token")
+	} else {
+		where = append(where, fmt.Sprintf("memory servers join only on the Unix socket as uid %d", os.Getuid()))
 	}
 	regions := "unknown number of"
 	if n, err := d.Regions(); err == nil {
@@ -487,5 +597,9 @@ func (g *logger) debugf(format string, args ...any) {
 func (g *logger) infof(format string, args ...any) {
 	g.at(1, "", strings.TrimPrefix(format, "famd: "), args...)
 }
-func (g *logger) warnf(format string, args ...any)  { g.at(2, "warning: ", format, args...) }
+
+// warnf also logs the server's refusals, whose lines start with "famd: ".
+func (g *logger) warnf(format string, args ...any) {
+	g.at(2, "warning: ", strings.TrimPrefix(format, "famd: "), args...)
+}
 func (g *logger) errorf(format string, args ...any) { g.at(3, "error: ", format, args...) }

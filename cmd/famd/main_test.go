@@ -19,6 +19,8 @@ import (
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
+	"github.com/gofam/openfam/internal/munge/mungetest"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -192,6 +194,17 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--listen", "tcp://127.0.0.1:0"}, 2, "needs a cluster token"},
 		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", loose}, 1, "chmod 600"},
 		{[]string{"--socket", dir + "/s", "--data-listen", "127.0.0.1:1"}, 2, "--data-listen needs --listen"},
+		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--auth", "kerberos"}, 2, "--auth must be token or munge"},
+		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--auth", "munge", "--tcp-identity", "1:1"}, 2, "--tcp-identity is for --auth token"},
+		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--munge-socket", "/x"}, 2, "--munge-socket is for --auth munge"},
+		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--tcp-identity", "joe"}, 2, "want UID:GID"},
+		{[]string{"--socket", dir + "/s", "--tcp-identity", "1:1"}, 2, "need --listen"},
+		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--tcp-identity", "1:1", "--server-token-file", tok}, 2, "holds the cluster token"},
+		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--tcp-identity", "1:1", "--server-token-file", loose}, 1, "chmod 600"},
+		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--tcp-identity", "1:1", "--role", "metadata"}, 2, "needs --server-token-file"},
+		{[]string{"--role", "memory", "--join", "meta:7000", "--listen", "tcp://127.0.0.1:0", "--token-file", tok}, 2, "--join over TCP needs --server-token-file"},
+		{[]string{"--role", "memory", "--join", "meta:7000", "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--server-token-file", tok}, 2, "holds the cluster token"},
+		{[]string{"--role", "memory", "--join", "unix:/x", "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--auth", "munge"}, 2, "set on the metadata famd"},
 	} {
 		code, _, stderr := runFamd(t, append(tc.args, "--data-dir", dir+"/data")...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {
@@ -275,12 +288,13 @@ func TestServeTCP(t *testing.T) {
 	daddr := dl.Addr().String()
 	dl.Close()
 	f := startFamd(t, "--listen", "tcp://"+addr, "--data-listen", daddr, "--token-file", tok,
-		"--data-dir", filepath.Join(dir, "data"), "--log-level", "debug")
+		"--data-dir", filepath.Join(dir, "data"), "--log-level", "debug", "--tcp-identity", "1000:1000")
 	line := f.waitLine(t, "serving")
-	if !strings.Contains(line, "tcp://"+addr) || !strings.Contains(line, "tcp://"+daddr) {
-		t.Fatalf("serving line %q lacks tcp://%s or tcp://%s", line, addr, daddr)
+	if !strings.Contains(line, "tcp://"+addr) || !strings.Contains(line, "tcp://"+daddr) ||
+		!strings.Contains(line, "every client acts as uid 1000 gid 1000") {
+		t.Fatalf("serving line %q lacks tcp://%s, tcp://%s or the TCP identity", line, addr, daddr)
 	}
-	conn, err := rpc.DialTCP(addr, "sesame", 1000, 1000, 5*time.Second)
+	conn, err := rpc.DialTCP(addr, &famauth.Client{Token: "sesame"}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,4 +465,105 @@ func TestMaxConnsPerPeer(t *testing.T) {
 		t.Fatalf("4th connection: %v, want a FAM_ERESOURCE refusal naming --max-conns-per-peer", err)
 	}
 	f.waitLine(t, "warning: data plane: refusing a connection from uid")
+}
+
+// TestRootNeedsTCPIdentity: a famd running as root does not silently make
+// every holder of the cluster token root.
+func TestRootNeedsTCPIdentity(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("famd refuses this only when it runs as root; the test runs as uid", os.Getuid())
+	}
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runFamd(t, "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--data-dir", dir+"/data")
+	if code != 2 || !strings.Contains(stderr, "--tcp-identity") {
+		t.Fatalf("root famd with --auth token and no --tcp-identity: exit %d, %q; want exit 2 asking for --tcp-identity", code, stderr)
+	}
+}
+
+// TestMemoryJoinNeedsServerToken runs a metadata famd on TCP with a
+// server token, and memory famds joining it over TCP: one holding only
+// the cluster token (a PE's credentials) is refused and the metadata famd
+// logs a warning; one with a wrong server token likewise; one with the
+// right server token joins.
+func TestMemoryJoinNeedsServerToken(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tok, stok, wrong := write("token", "cluster"), write("server-token", "servers-only"), write("wrong", "guess")
+	meta := startFamd(t, "--role", "metadata", "--listen", "tcp://127.0.0.1:0", "--token-file", tok,
+		"--server-token-file", stok, "--tcp-identity", "1000:1000", "--data-dir", filepath.Join(dir, "meta"),
+		"--shm-dir", filepath.Join(dir, "meta-shm"))
+	line := meta.waitLine(t, "serving")
+	m := regexp.MustCompile(`gRPC on tcp://(\S+) `).FindStringSubmatch(line)
+	if m == nil || !strings.Contains(line, "memory servers join with the server token") {
+		t.Fatalf("metadata serving line %q: no TCP address or server-token note", line)
+	}
+	metaAddr := m[1]
+	startMem := func(k int, extra ...string) *famd {
+		d := filepath.Join(dir, fmt.Sprint("mem", k))
+		return startFamd(t, append([]string{"--role", "memory", "--join", "tcp://" + metaAddr, "--listen", "tcp://127.0.0.1:0",
+			"--token-file", tok, "--data-dir", d, "--shm-dir", d + "-shm", "--log-level", "debug"}, extra...)...)
+	}
+	// --role memory insists on a server token for a TCP join; to play the
+	// PE that has only the cluster token, give it a token it does not
+	// know: the metadata famd must refuse, whatever the token.
+	bad := startMem(1, "--server-token-file", wrong)
+	bad.waitLine(t, "refused this memory server: wrong server credential")
+	meta.waitLine(t, "warning: refused a memory server joining from 127.0.0.1")
+	if bad.cmd.Wait(); bad.cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("memory famd refused by the metadata famd: exit %d, want 1; log:\n%s", bad.cmd.ProcessState.ExitCode(), bad.log.String())
+	}
+	good := startMem(2, "--server-token-file", stok)
+	if sub := joinedRe.FindStringSubmatch(good.waitLine(t, "joined the metadata famd")); sub == nil || sub[2] != "1" {
+		t.Fatalf("memory famd with the server token: join line wrong:\n%s", good.log.String())
+	}
+}
+
+// TestServeTCPWithMunge runs famd --auth munge against a private munged:
+// a TCP client is who its MUNGE credential says (this test's uid), and
+// one without MUNGE is refused.
+func TestServeTCPWithMunge(t *testing.T) {
+	sock := mungetest.Start(t)
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("sesame\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := startFamd(t, "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--auth", "munge", "--munge-socket", sock,
+		"--data-dir", filepath.Join(dir, "data"))
+	line := f.waitLine(t, "serving")
+	m := regexp.MustCompile(`gRPC on tcp://(\S+) `).FindStringSubmatch(line)
+	if m == nil || !strings.Contains(line, "clients authenticated with MUNGE") {
+		t.Fatalf("serving line %q: no TCP address or MUNGE note", line)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dial := func(c *famauth.Client) pb.FamClient {
+		conn, err := rpc.DialTCP(m[1], c, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return pb.NewFamClient(conn)
+	}
+	rep, err := dial(&famauth.Client{Token: "sesame", MungeSocket: sock}).CreateRegion(ctx, &pb.CreateRegionRequest{Name: "r", Size: 1 << 20, Mode: 0o600})
+	if err != nil || rep.GetErr() != nil || rep.GetRegion().GetUid() != uint32(os.Getuid()) {
+		t.Fatalf("CreateRegion over TCP with MUNGE: %v %v, owner %d; want owned by uid %d", err, rep.GetErr(), rep.GetRegion().GetUid(), os.Getuid())
+	}
+	if _, err := dial(&famauth.Client{Token: "sesame", Mode: famauth.ModeToken}).Info(ctx, &pb.InfoRequest{}); err == nil ||
+		!strings.Contains(err.Error(), "OPENFAM_AUTH=token") {
+		t.Fatalf("a client refusing MUNGE: %v, want a refusal naming OPENFAM_AUTH=token", err)
+	}
+	if code, log := f.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit %d, log:\n%s", code, log)
+	}
 }

@@ -54,8 +54,11 @@ type privateFamd struct {
 	sock      string // the control socket PEs use
 	shm       string // volatile regions (of every famd); removed with dir
 	tokenFile string // "" with --servers 1
-	keep      bool
-	daemons   []*daemon // [0] serves sock; the rest are memory servers
+	// serverTokenFile is the credential with which the memory famds join
+	// the metadata famd ("" with --servers 1). Only famds get it.
+	serverTokenFile string
+	keep            bool
+	daemons         []*daemon // [0] serves sock; the rest are memory servers
 
 	// exited is closed once any daemon has exited; dead is that daemon.
 	exited   chan struct{}
@@ -136,9 +139,10 @@ func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stder
 	if cfg.servers > 1 {
 		args = append(args, "--role", "metadata")
 		shm = filepath.Join(f.shm, "metadata")
-		if err := f.writeToken(); err != nil {
+		if err := f.writeTokens(); err != nil {
 			return err
 		}
+		args = append(args, "--server-token-file", f.serverTokenFile)
 	}
 	env := append(os.Environ(),
 		"OPENFAM_DATA_DIR="+data,
@@ -158,28 +162,50 @@ func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stder
 		name := fmt.Sprint("mem", k)
 		d := filepath.Join(f.dir, name)
 		args := []string{"--role", "memory", "--join", "unix:" + f.sock, "--listen", "tcp://127.0.0.1:0",
-			"--token-file", f.tokenFile, "--socket", d + ".data.sock", "--data-dir", d,
+			"--token-file", f.tokenFile, "--server-token-file", f.serverTokenFile, "--socket", d + ".data.sock", "--data-dir", d,
 			"--shm-dir", filepath.Join(f.shm, name)}
 		if _, err := f.spawn(fmt.Sprint("memory famd ", k), "famd "+name, bin, args, os.Environ(), cfg.verbose, stderr); err != nil {
 			f.killAll()
 			return err
 		}
 	}
-	return f.awaitJoined(cfg, deadline.C, sigs)
-}
-
-// writeToken makes the job's cluster token (mode 0600): the memory famds
-// serve their data planes on TCP with it, and PEs present it there.
-func (f *privateFamd) writeToken() error {
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Errorf("cluster token: %w", err)
+	if err := f.awaitJoined(cfg, deadline.C, sigs); err != nil {
+		return err
 	}
-	f.tokenFile = filepath.Join(f.dir, "token")
-	if err := os.WriteFile(f.tokenFile, []byte(hex.EncodeToString(b[:])+"\n"), 0o600); err != nil {
-		return fmt.Errorf("cluster token: %w", err)
+	// Every famd has read the server token and the memory famds have
+	// joined: no one needs it any more, and the PEs (same user) should not
+	// find it lying next to the cluster token.
+	if err := os.Remove(f.serverTokenFile); err != nil {
+		f.killAll()
+		return fmt.Errorf("removing the job's server token: %w", err)
 	}
 	return nil
+}
+
+// writeTokens makes the job's cluster token and server token (files of
+// mode 0600). The memory famds serve their data planes on TCP with the
+// cluster token, and PEs present it there; the server token proves to the
+// metadata famd that a joining process is one of the job's memory famds,
+// and is given to famds only (a PE could otherwise join as a memory server
+// and receive the bytes of new regions).
+func (f *privateFamd) writeTokens() error {
+	write := func(name, what string) (string, error) {
+		var b [24]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("%s: %w", what, err)
+		}
+		p := filepath.Join(f.dir, name)
+		if err := os.WriteFile(p, []byte(hex.EncodeToString(b[:])+"\n"), 0o600); err != nil {
+			return "", fmt.Errorf("%s: %w", what, err)
+		}
+		return p, nil
+	}
+	var err error
+	if f.tokenFile, err = write("token", "cluster token"); err != nil {
+		return err
+	}
+	f.serverTokenFile, err = write("server-token", "server token")
+	return err
 }
 
 // spawn starts one famd with its output going to DIR/<tag>.log and adds it

@@ -690,6 +690,8 @@ func TestRealFamdServers(t *testing.T) {
 	tmp, out := t.TempDir(), t.TempDir()
 	pe := `echo "$OPENFAM_SERVER $OPENFAM_TOKEN_FILE" > "$OUT/env.$FAMRUN_RANK" &&
 stat -c %a "$OPENFAM_TOKEN_FILE" > "$OUT/mode.$FAMRUN_RANK" &&
+{ test -e "$(dirname "$OPENFAM_TOKEN_FILE")/server-token" && echo present || echo gone; } > "$OUT/stok.$FAMRUN_RANK" &&
+{ env | grep -c -i server-token || true; } > "$OUT/senv.$FAMRUN_RANK" &&
 "$FAMCTL" --json servers > "$OUT/servers.$FAMRUN_RANK"`
 	r := runFamrun(t, []string{"FAMD=" + famdBin, "TMPDIR=" + tmp, "OUT=" + out, "FAMCTL=" + famctlBin,
 		"OPENFAM_TOKEN_FILE=/inherited/token"}, nil, "-n", "2", "--servers", "2", "--timeout", "50s", "--", "sh", "-c", pe)
@@ -703,6 +705,14 @@ stat -c %a "$OPENFAM_TOKEN_FILE" > "$OUT/mode.$FAMRUN_RANK" &&
 	}
 	if mode, _ := os.ReadFile(filepath.Join(out, "mode.0")); strings.TrimSpace(string(mode)) != "600" {
 		t.Errorf("the job's token file has mode %q, want 600", mode)
+	}
+	// The memory famds' credential is gone before the PEs start, and no
+	// PE is told of it: a PE must not join as a memory server by mistake.
+	if st, _ := os.ReadFile(filepath.Join(out, "stok.0")); strings.TrimSpace(string(st)) != "gone" {
+		t.Errorf("the job's server token file is %q while the PEs run, want gone", st)
+	}
+	if n, _ := os.ReadFile(filepath.Join(out, "senv.0")); strings.TrimSpace(string(n)) != "0" {
+		t.Errorf("%s environment variables of a PE mention the server token", n)
 	}
 	var servers struct {
 		MemoryServers []struct {

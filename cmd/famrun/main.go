@@ -42,7 +42,12 @@ metadata famd (--role metadata) on a Unix socket, which the PEs talk to, and
 K memory famds (--role memory), each with a data and a shm directory of its
 own under the job's directory, serving on TCP at 127.0.0.1 (free ports) with
 a cluster token made for the job (a file of mode 0600) and on a data-plane
-Unix socket for the PEs. famrun starts the PEs only once every memory famd
+Unix socket for the PEs. The memory famds join with a second secret made for
+the job, the server token (<tmpdir>/server-token, mode 0600): only the famds
+are given it, and famrun deletes the file once they all joined, before any PE
+starts, so a PE does not join as a memory server. (PEs run as the same user
+as the famds, which Unix does not separate: this guards against mistakes, not
+against a hostile program of that user.) famrun starts the PEs only once every memory famd
 has joined the metadata famd and answers it; interleaved regions (the
 default) are then striped over all K. If any famd of the set dies, the job
 is stopped.

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,12 +22,16 @@ type cluster struct {
 	tokenFile string
 }
 
+// serverToken is the memory servers' credential in these clusters: they
+// join over TCP, which needs it.
+const serverToken = "cluster-test-server-token"
+
 func startCluster(t testing.TB, k int, role string, block uint64) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	tokenFile := writeToken(t, dir, "cluster-test-token")
 	meta, err := embed.Start(embed.Options{TCPAddr: "127.0.0.1:0", Token: "cluster-test-token", Role: role,
-		InterleaveSize: block, ShmDir: filepath.Join(dir, "meta-shm")})
+		InterleaveSize: block, ShmDir: filepath.Join(dir, "meta-shm"), ServerToken: serverToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +51,7 @@ func startCluster(t testing.TB, k int, role string, block uint64) *cluster {
 func (c *cluster) addMemory(t testing.TB, dir string) *embed.Memory {
 	t.Helper()
 	m, err := embed.StartMemory(embed.MemoryOptions{DataDir: dir, ShmDir: dir + "-shm", TCPAddr: "127.0.0.1:0",
-		Join: c.meta.Addr(), Token: "cluster-test-token"})
+		Join: c.meta.Addr(), Token: "cluster-test-token", ServerToken: serverToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +278,7 @@ func TestMemoryServerRestartKeepsPersistentData(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := embed.StartMemory(embed.MemoryOptions{DataDir: old.DataDir(), ShmDir: old.DataDir() + "-shm",
-		TCPAddr: old.Addr(), DataTCPAddr: old.DataAddr(), Join: c.meta.Addr(), Token: "cluster-test-token"})
+		TCPAddr: old.Addr(), DataTCPAddr: old.DataAddr(), Join: c.meta.Addr(), Token: "cluster-test-token", ServerToken: serverToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +312,7 @@ func TestMetadataRestartKeepsPlacedRegionsAndRenewsKeys(t *testing.T) {
 	dir := t.TempDir()
 	tok := writeToken(t, dir, "cluster-test-token")
 	opts := embed.Options{DataDir: filepath.Join(dir, "meta"), SocketPath: filepath.Join(dir, "meta.sock"),
-		TCPAddr: "127.0.0.1:0", Token: "cluster-test-token", Role: "metadata", InterleaveSize: 4096}
+		TCPAddr: "127.0.0.1:0", Token: "cluster-test-token", Role: "metadata", InterleaveSize: 4096, ServerToken: serverToken}
 	meta, err := embed.Start(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -423,5 +428,40 @@ func TestBackupAndRestoreOfInterleavedItems(t *testing.T) {
 		if k := m.Server().Keys(); k > 3 {
 			t.Fatalf("memory server %d holds %d keys after backup and restores", i, k)
 		}
+	}
+}
+
+// TestMemoryServerNeedsServerToken: a memory server joining over TCP
+// with the cluster token but without the metadata service's server token
+// (or with another one) is refused for good: Failed reports it and it
+// never joins; the metadata service places nothing on it.
+func TestMemoryServerNeedsServerToken(t *testing.T) {
+	c := startCluster(t, 0, "all", 0)
+	for _, stok := range []string{"", "another-server-token"} {
+		dir := t.TempDir()
+		m, err := embed.StartMemory(embed.MemoryOptions{DataDir: dir, ShmDir: dir + "-shm", TCPAddr: "127.0.0.1:0",
+			Join: c.meta.Addr(), Token: "cluster-test-token", ServerToken: stok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-m.Failed():
+			if !strings.Contains(err.Error(), "refused this memory server") {
+				t.Errorf("server token %q: Failed says %v", stok, err)
+			}
+		case <-m.Joined():
+			t.Errorf("memory server with server token %q joined", stok)
+		case <-time.After(20 * time.Second):
+			t.Errorf("memory server with server token %q neither joined nor failed within 20s", stok)
+		}
+		m.Close()
+	}
+	f := c.client(t)
+	r, err := f.CreateRegion("local", 1<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.Stat(); err != nil || len(st.Servers) > 1 || len(st.Servers) == 1 && st.Servers[0] != 0 {
+		t.Fatalf("region placed on %v (%v), want famd's own storage", st.Servers, err)
 	}
 }

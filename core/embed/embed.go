@@ -21,6 +21,8 @@ import (
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
+	"github.com/gofam/openfam/internal/munge"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -49,6 +51,17 @@ type Options struct {
 	DataTCPAddr string
 	// Token is the cluster token TCP clients present on both planes.
 	Token string
+	// Auth, TCPIdentity and MungeSocket say who a TCP caller is (see
+	// rpc.Options): by default every TCP caller holding the token is
+	// this process's uid and gid; Auth "munge" authenticates each one
+	// with MUNGE instead.
+	Auth        string
+	TCPIdentity *rpc.Identity
+	MungeSocket string
+	// ServerToken is the credential memory servers must prove when they
+	// join ("" accepts them only on the Unix socket, from this process's
+	// uid). Clients never get it.
+	ServerToken string
 	// DefaultMemoryType applies to regions created with MemoryDefault
 	// (core's default, volatile, when zero).
 	DefaultMemoryType core.MemoryType
@@ -68,8 +81,8 @@ type Options struct {
 	// ClusterLogf receives the memory-server events an operator wants to
 	// see (joins, revocations owed); nil means Logf.
 	ClusterLogf func(format string, args ...any)
-	// WarnLogf receives the data plane's warnings (connections refused
-	// over MaxConnsPerPeer); nil means Logf.
+	// WarnLogf receives warnings: refused joins and credentials, and data
+	// connections refused over MaxConnsPerPeer; nil means ClusterLogf.
 	WarnLogf func(format string, args ...any)
 	// MaxConnsPerPeer caps the data-plane connections one uid (Unix
 	// socket) or source address (TCP) may hold; see
@@ -113,6 +126,21 @@ func Start(opts Options) (_ *Famd, err error) {
 	}
 	if opts.TCPAddr != "" && opts.Token == "" {
 		return nil, errors.New("serving TCP needs a cluster token")
+	}
+	switch opts.Auth {
+	case "", famauth.ModeToken:
+	case famauth.ModeMunge:
+		if opts.TCPIdentity != nil {
+			return nil, errors.New("a TCP identity is for token authentication; with MUNGE each caller is who its credential says")
+		}
+		if err := munge.Available(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("authentication mode must be token or munge, not %q", opts.Auth)
+	}
+	if opts.ServerToken != "" && opts.ServerToken == opts.Token {
+		return nil, errors.New("the server token must differ from the cluster token: every client holds the cluster token")
 	}
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 5 * time.Second
@@ -220,18 +248,23 @@ func Start(opts Options) (_ *Famd, err error) {
 		d.dataAddr = l.Addr().String()
 	}
 
+	warnf := opts.WarnLogf
+	if warnf == nil {
+		warnf = clusterLogf
+	}
 	d.srv = rpc.NewServer(rpc.Options{Fam: fam, Token: opts.Token, DataTCP: d.dataAddr,
-		DataUnix: d.dataSock, DataDir: opts.DataDir, Cluster: cl})
+		DataUnix: d.dataSock, DataDir: opts.DataDir, Cluster: cl, Auth: opts.Auth, TCPIdentity: opts.TCPIdentity,
+		MungeSocket: opts.MungeSocket, ServerToken: opts.ServerToken, Logf: opts.Logf, Warnf: warnf})
 	d.grpc = grpc.NewServer(d.srv.ServerOptions()...)
 	pb.RegisterFamServer(d.grpc, d.srv)
 	logf := opts.Logf
 	if len(uxLns) > 0 {
 		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Logf: logf,
-			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
+			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
 	}
 	if len(tcpLns) > 0 {
 		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Logf: logf,
-			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
+			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
 		d.wg.Add(1)

@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/memserver"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -43,6 +46,11 @@ type MemoryOptions struct {
 	// Token is the cluster token: TCP data-plane clients present it, and
 	// this server presents it when joining over TCP.
 	Token string
+	// ServerToken is the metadata service's server token: this server
+	// proves it holds it when joining (famauth.ServerProof). Needed to
+	// join over TCP, and on the Unix socket of a metadata service that
+	// has one.
+	ServerToken string
 	// ShutdownTimeout bounds the graceful part of Close; default 5s.
 	ShutdownTimeout time.Duration
 	// Logf receives one line per notable event; nil is silent.
@@ -184,7 +192,9 @@ func (m *Memory) logf(format string, args ...any) {
 
 // joinLoop registers with the metadata service, retrying every half
 // second (logging the first failure and then every twentieth) until it
-// succeeds or the server closes.
+// succeeds or the server closes. A refusal for want of the right server
+// credential is final: it is reported on Failed, since retrying with the
+// same credential cannot succeed and would fill the metadata famd's log.
 func (m *Memory) joinLoop() {
 	defer m.wg.Done()
 	host, _ := os.Hostname()
@@ -200,6 +210,14 @@ func (m *Memory) joinLoop() {
 			m.logf("famd: joined the metadata service at %s as memory server %d", m.opts.Join, id)
 			return
 		}
+		var refused joinRefused
+		if errors.As(err, &refused) {
+			select {
+			case m.failed <- fmt.Errorf("the metadata famd at %s refused this memory server: %w", m.opts.Join, err):
+			default:
+			}
+			return
+		}
 		if attempt%20 == 0 {
 			m.logf("famd: joining the metadata service at %s: %v (retrying)", m.opts.Join, err)
 		}
@@ -211,13 +229,21 @@ func (m *Memory) joinLoop() {
 	}
 }
 
+// joinRefused is a join the metadata service refused with FAM_ERR_NOPERM.
+type joinRefused struct{ msg string }
+
+func (e joinRefused) Error() string { return e.msg }
+
 func (m *Memory) join(req *pb.JoinRequest) (uint64, error) {
 	var conn *grpc.ClientConn
 	var err error
 	if path, ok := strings.CutPrefix(m.opts.Join, "unix:"); ok {
 		conn, err = rpc.DialUnix(path, time.Second)
 	} else {
-		conn, err = rpc.DialTCP(strings.TrimPrefix(m.opts.Join, "tcp://"), m.opts.Token, uint32(os.Getuid()), uint32(os.Getgid()), time.Second)
+		// A join is authorised by the server token, never as a user:
+		// MUNGE has no part in it.
+		conn, err = rpc.DialTCP(strings.TrimPrefix(m.opts.Join, "tcp://"),
+			&famauth.Client{Token: m.opts.Token, Mode: famauth.ModeToken}, time.Second)
 	}
 	if err != nil {
 		return 0, err
@@ -225,11 +251,18 @@ func (m *Memory) join(req *pb.JoinRequest) (uint64, error) {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if m.opts.ServerToken != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, famauth.MDServerProof,
+			famauth.ServerProof(m.opts.ServerToken, rpc.JoinProofFields(req)...))
+	}
 	rep, err := pb.NewFamClient(conn).Join(ctx, req)
 	if err != nil {
 		return 0, err
 	}
 	if fe := rep.GetErr(); fe.GetCode() != 0 {
+		if core.Code(fe.GetCode()) == core.CodeNoPerm {
+			return 0, joinRefused{fe.GetMsg()}
+		}
 		return 0, errors.New(fe.GetMsg())
 	}
 	return rep.GetServerId(), nil

@@ -1,18 +1,24 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/gofam/openfam/internal/famauth"
+	"github.com/gofam/openfam/internal/munge"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -21,13 +27,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
-)
-
-// Metadata keys a TCP client sends with every call (see famauth).
-const (
-	MDAuthorization = famauth.MDAuthorization // "Bearer <cluster token>"
-	MDUID           = famauth.MDUID           // claimed uid, decimal
-	MDGID           = famauth.MDGID           // claimed gid, decimal
 )
 
 // PeerCred is the AuthInfo of a connection on a Unix socket: the identity
@@ -43,11 +42,24 @@ type PeerCred struct {
 func (PeerCred) AuthType() string { return "peercred" }
 
 // tcpAuth is the AuthInfo of any other connection: it proves nothing, so
-// each call must carry the cluster token.
+// each call must carry the cluster token. It is made once per connection
+// and holds that connection's MUNGE handshake (famd --auth munge): the
+// challenge nonce outstanding and, once answered, the identity and the
+// session secret the connection's calls carry.
 type tcpAuth struct {
 	credentials.CommonAuthInfo
+	*tcpConn
 }
 
+// tcpConn is the authentication state of one TCP connection.
+type tcpConn struct {
+	mu     sync.Mutex
+	nonce  string   // the connection's challenge, "" until the first one
+	secret string   // session secret, "" before the handshake
+	id     identity // valid once secret is set
+}
+
+// AuthType names the kind of AuthInfo.
 func (tcpAuth) AuthType() string { return "token" }
 
 // serverCreds are famd's transport credentials: no encryption; the
@@ -68,7 +80,7 @@ func (serverCreds) ClientHandshake(_ context.Context, _ string, c net.Conn) (net
 func (serverCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
-		return c, tcpAuth{credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}, nil
+		return c, tcpAuth{credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, &tcpConn{}}, nil
 	}
 	cred, err := peerCred(uc)
 	if err != nil {
@@ -113,31 +125,141 @@ type identity struct {
 
 type identityKey struct{}
 
+// anonymous is the identity of a call authorised by something other than
+// a user identity (a memory server's Join over TCP, see Server.Join): it
+// owns nothing and is in no group anyone uses.
+var anonymous = identity{uid: 1<<32 - 2, gid: 1<<32 - 2}
+
+// Identity is a uid and gid: the one identity famd gives every TCP caller
+// when it authenticates them by cluster token only (famd --tcp-identity).
+type Identity struct {
+	UID, GID uint32
+}
+
+// ParseIdentity reads an Identity written UID:GID (decimal).
+func ParseIdentity(s string) (Identity, error) {
+	u, g, ok := strings.Cut(s, ":")
+	uid, err1 := strconv.ParseUint(u, 10, 32)
+	gid, err2 := strconv.ParseUint(g, 10, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return Identity{}, fmt.Errorf("identity %q: want UID:GID, two decimal numbers", s)
+	}
+	return Identity{uint32(uid), uint32(gid)}, nil
+}
+
 // authenticate establishes the caller's identity: the kernel's word on a
-// Unix socket, else a valid cluster token plus the claimed ids.
-func (s *Server) authenticate(ctx context.Context) (identity, error) {
+// Unix socket; over TCP the cluster token and then, with --auth token,
+// famd's one TCP identity, or with --auth munge, the identity of the
+// connection's MUNGE handshake. A uid or gid the client claims is never
+// read. The trailer, when not nil, goes back to the client with the reply
+// (a MUNGE challenge, or the session secret of a completed handshake).
+func (s *Server) authenticate(ctx context.Context, method string) (identity, metadata.MD, error) {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
-		return identity{}, status.Error(codes.Unauthenticated, "no peer information")
+		return identity{}, nil, status.Error(codes.Unauthenticated, "no peer information")
 	}
 	if pc, ok := p.AuthInfo.(PeerCred); ok {
-		return identity{pc.UID, pc.GID}, nil
+		return identity{pc.UID, pc.GID}, nil, nil
+	}
+	ta, ok := p.AuthInfo.(tcpAuth)
+	if !ok {
+		return identity{}, nil, status.Error(codes.Unauthenticated, "connection not made through famd's transport credentials")
 	}
 	if s.token == "" {
-		return identity{}, status.Error(codes.Unauthenticated, "this famd accepts no TCP clients: it was started without a cluster token")
+		return identity{}, nil, status.Error(codes.Unauthenticated, "this famd accepts no TCP clients: it was started without a cluster token")
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	auth := first(md, MDAuthorization)
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
+	tok, ok := strings.CutPrefix(first(md, famauth.MDAuthorization), "Bearer ")
 	if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
-		return identity{}, status.Error(codes.Unauthenticated, "missing or wrong cluster token")
+		return identity{}, nil, status.Error(codes.Unauthenticated, "missing or wrong cluster token")
 	}
-	uid, err1 := strconv.ParseUint(first(md, MDUID), 10, 32)
-	gid, err2 := strconv.ParseUint(first(md, MDGID), 10, 32)
-	if err1 != nil || err2 != nil {
-		return identity{}, status.Errorf(codes.Unauthenticated, "%s and %s metadata must carry the caller's uid and gid", MDUID, MDGID)
+	if method == pb.Fam_Join_FullMethodName {
+		// A memory server is authorised by the server credential (see
+		// Join), not as a user.
+		return anonymous, nil, nil
 	}
-	return identity{uint32(uid), uint32(gid)}, nil
+	if s.auth != famauth.ModeMunge {
+		if first(md, famauth.MDAuthWant) == famauth.ModeMunge {
+			return identity{}, nil, status.Errorf(codes.Unauthenticated,
+				"this famd does not authenticate users with MUNGE (famd --auth token): every TCP client acts as uid %d gid %d; unset OPENFAM_AUTH to accept that",
+				s.tcpID.uid, s.tcpID.gid)
+		}
+		return s.tcpID, nil, nil
+	}
+	return s.mungeIdentity(ta.tcpConn, md, p.Addr)
+}
+
+// mungeIdentity authenticates a TCP call of a famd with --auth munge: by
+// the connection's session secret, by a MUNGE credential answering the
+// connection's challenge, or else refuses it with a challenge.
+func (s *Server) mungeIdentity(c *tcpConn, md metadata.MD, from net.Addr) (identity, metadata.MD, error) {
+	if sec := first(md, famauth.MDAuthSession); sec != "" {
+		c.mu.Lock()
+		ok := c.secret != "" && subtle.ConstantTimeCompare([]byte(sec), []byte(c.secret)) == 1
+		id := c.id
+		c.mu.Unlock()
+		if ok {
+			return id, nil, nil
+		}
+		// A secret of an earlier connection (famd restarted, the client
+		// reconnected): ask again.
+	}
+	if cred := first(md, famauth.MDMungeCred); cred != "" {
+		c.mu.Lock()
+		nonce := c.nonce
+		c.mu.Unlock()
+		if nonce == "" {
+			return s.challenge(c)
+		}
+		// Decoding costs a round trip to munged: no lock is held.
+		mc, err := munge.Decode(s.opts.MungeSocket, cred)
+		if err != nil {
+			s.warnf("famd: refused a MUNGE credential from %v: %v", from, err)
+			return identity{}, nil, status.Errorf(codes.Unauthenticated, "famd could not validate the MUNGE credential: %v", err)
+		}
+		if !bytes.Equal(mc.Payload, famauth.MungePayload(nonce)) {
+			s.warnf("famd: refused a MUNGE credential of uid %d from %v: it was not made for this connection's challenge", mc.UID, from)
+			return identity{}, nil, status.Error(codes.Unauthenticated, "the MUNGE credential does not answer this connection's challenge")
+		}
+		id := identity{mc.UID, mc.GID}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.secret != "" && c.id != id {
+			s.warnf("famd: refused a MUNGE credential of uid %d from %v: the connection is authenticated as uid %d", mc.UID, from, c.id.uid)
+			return identity{}, nil, status.Error(codes.Unauthenticated, "this connection is authenticated as another user")
+		}
+		if c.secret == "" {
+			c.secret, c.id = randomHex(32), id
+			s.logf("famd: %v authenticated by MUNGE as uid %d gid %d", from, id.uid, id.gid)
+		}
+		return id, metadata.Pairs(famauth.MDAuthSession, c.secret), nil
+	}
+	return s.challenge(c)
+}
+
+// challenge refuses a call for want of MUNGE authentication, with the
+// connection's challenge nonce in the trailer. A connection has one nonce
+// for its life, so that calls racing to authenticate all answer the same
+// challenge: each answer is still a distinct credential, which munged
+// decodes once only, and the nonce ties them to this connection.
+func (s *Server) challenge(c *tcpConn) (identity, metadata.MD, error) {
+	c.mu.Lock()
+	if c.nonce == "" {
+		c.nonce = randomHex(16)
+	}
+	n := c.nonce
+	c.mu.Unlock()
+	return identity{}, metadata.Pairs(famauth.MDAuthChallenge, famauth.ModeMunge+" "+n),
+		status.Error(codes.Unauthenticated, "this famd authenticates TCP clients with MUNGE (famd --auth munge): the client must answer its challenge (libmunge2 and munged needed on the client host)")
+}
+
+// randomHex returns n random bytes from crypto/rand, in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	// crypto/rand.Read does not fail on Linux (it would crash the
+	// program rather than return predictable bytes).
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func first(md metadata.MD, key string) string {
@@ -150,22 +272,38 @@ func first(md metadata.MD, key string) string {
 // UnaryInterceptor authenticates every call before its handler runs: a
 // call that cannot be attributed to an identity ends with
 // codes.Unauthenticated. Install it with grpc.UnaryInterceptor.
-func (s *Server) UnaryInterceptor(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	id, err := s.authenticate(ctx)
+func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	id, tr, err := s.authenticate(ctx, info.FullMethod)
+	if tr != nil {
+		_ = grpc.SetTrailer(ctx, tr)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return h(context.WithValue(ctx, identityKey{}, id), req)
 }
 
-// StreamInterceptor refuses unauthenticated streams the same way (the
-// service has no streaming calls today; this keeps a future one safe).
-func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	if _, err := s.authenticate(ss.Context()); err != nil {
+// StreamInterceptor authenticates streams the same way (a stream cannot
+// carry a MUNGE answer: clients authenticate with a unary call first).
+func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	id, tr, err := s.authenticate(ss.Context(), info.FullMethod)
+	if tr != nil {
+		ss.SetTrailer(tr)
+	}
+	if err != nil {
 		return err
 	}
-	return h(srv, ss)
+	return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id)})
 }
+
+// identityStream is a ServerStream whose context carries the caller's
+// identity.
+type identityStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *identityStream) Context() context.Context { return s.ctx }
 
 // ServerOptions returns the grpc.ServerOptions famd serves s with: the
 // transport credentials and both interceptors.
@@ -194,19 +332,18 @@ func DialUnix(path string, timeout time.Duration) (*grpc.ClientConn, error) {
 }
 
 // DialTCP returns a client connection to famd's gRPC TCP address
-// (host:port) that sends token, uid and gid with every call. timeout
-// (> 0) bounds a first connectivity check as for DialUnix. The caller owns
-// the connection.
-func DialTCP(addr, token string, uid, gid uint32, timeout time.Duration) (*grpc.ClientConn, error) {
-	if token == "" {
+// (host:port) whose calls auth authenticates (the cluster token, and MUNGE
+// when famd asks for it or auth insists). timeout (> 0) bounds a first
+// connectivity check as for DialUnix. The caller owns the connection.
+func DialTCP(addr string, auth *famauth.Client, timeout time.Duration) (*grpc.ClientConn, error) {
+	if auth == nil || auth.Token == "" {
 		return nil, errors.New("a cluster token is needed to reach famd over TCP")
 	}
 	if err := probe("tcp", addr, timeout); err != nil {
 		return nil, err
 	}
 	return grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(famauth.TokenCreds{Token: token, UID: uid, GID: gid}))
+		append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, auth.DialOptions()...)...)
 }
 
 // probe checks that something listens at addr, so that a wrong address

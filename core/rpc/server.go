@@ -1,7 +1,8 @@
 // Package rpc is famd's control plane: the gRPC service openfam.v1.Fam
 // (spec/proto/openfam/v1/fam.proto) over a core instance, the identity of
-// callers (SO_PEERCRED on Unix sockets, a cluster token over TCP), and the
-// item keys that the data plane (package transport) serves.
+// callers (SO_PEERCRED on Unix sockets; over TCP a cluster token and
+// either one configured identity or MUNGE), and the item keys that the
+// data plane (package transport) serves.
 //
 // Every call runs through a view of the instance for the caller's identity
 // (core.Fam.As), so the core's permission checks apply unchanged. Domain
@@ -12,15 +13,18 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime/debug"
 	"slices"
 	"time"
 
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -35,6 +39,25 @@ type Options struct {
 	// Token is the cluster token TCP callers must present; "" refuses
 	// every caller that is not on a Unix socket.
 	Token string
+	// Auth says who a TCP caller is: famauth.ModeToken (or "") makes
+	// every caller holding the token TCPIdentity; famauth.ModeMunge makes
+	// each caller the uid and gid of the MUNGE credential it answers
+	// famd's challenge with, once per connection. Unix socket callers are
+	// always who the kernel says.
+	Auth string
+	// TCPIdentity is the identity of every TCP caller with Auth token;
+	// nil means famd's own uid and gid.
+	TCPIdentity *Identity
+	// MungeSocket is munged's socket for Auth munge ("" for libmunge's
+	// default).
+	MungeSocket string
+	// ServerToken is the credential memory servers prove they hold when
+	// they Join (famauth.ServerProof); PEs never get it. "" accepts joins
+	// only on the Unix socket, from famd's own uid.
+	ServerToken string
+	// Logf receives debug lines (MUNGE logins); Warnf refused joins and
+	// credentials. nil is silent.
+	Logf, Warnf func(format string, args ...any)
 	// DataTCP and DataUnix are the data-plane addresses announced by Info
 	// ("" for none).
 	DataTCP, DataUnix string
@@ -56,6 +79,8 @@ type Server struct {
 	opts     Options
 	fam      *core.Fam
 	token    string
+	auth     string   // famauth.ModeToken or famauth.ModeMunge
+	tcpID    identity // every TCP caller's, with auth token
 	keys     *keyTable
 	sessions *sessions
 	barriers *barriers
@@ -74,7 +99,14 @@ func NewServer(opts Options) *Server {
 		version = bi.Main.Version
 	}
 	s := &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTable(), sessions: newSessions(),
-		barriers: newBarriers(), start: time.Now(), version: version, host: host}
+		barriers: newBarriers(), start: time.Now(), version: version, host: host,
+		auth: famauth.ModeToken, tcpID: identity{uint32(os.Getuid()), uint32(os.Getgid())}}
+	if opts.Auth == famauth.ModeMunge {
+		s.auth = famauth.ModeMunge
+	}
+	if opts.TCPIdentity != nil {
+		s.tcpID = identity{opts.TCPIdentity.UID, opts.TCPIdentity.GID}
+	}
 	s.keys.onRevoke = func(e *entry) {
 		if e.servers != nil && opts.Cluster != nil {
 			opts.Cluster.revoke(e.servers, e.key)
@@ -125,6 +157,20 @@ func (s *Server) view(ctx context.Context) (*core.Fam, identity) {
 		id = identity{uid: 1<<32 - 2, gid: 1<<32 - 2}
 	}
 	return s.fam.As(id.uid, id.gid), id
+}
+
+// logf writes a debug line to Options.Logf.
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+// warnf writes a warning to Options.Warnf.
+func (s *Server) warnf(format string, args ...any) {
+	if s.opts.Warnf != nil {
+		s.opts.Warnf(format, args...)
+	}
 }
 
 // famErr turns a core error into the wire's FamError (nil for nil).
@@ -608,21 +654,60 @@ func (s *Server) Barrier(ctx context.Context, req *pb.BarrierRequest) (*pb.Reply
 }
 
 // Join registers a memory server (famd --role memory) with this metadata
-// service. Over TCP the cluster token already vouched for the caller; on
-// the Unix socket only famd's own user (or root) may join.
+// service. A memory server receives and serves the bytes of every new
+// interleaved region, so joining needs a credential PEs do not hold: with
+// a server token (Options.ServerToken), the caller's proof of it
+// (famauth.ServerProof over the request), on either socket; without one,
+// only famd's own uid on the Unix socket, as the kernel reports it. The
+// cluster token alone never suffices. A refusal is FAM_ERR_NOPERM and a
+// warning in famd's log.
 func (s *Server) Join(ctx context.Context, req *pb.JoinRequest) (*pb.JoinReply, error) {
 	_, id := s.view(ctx)
 	if s.opts.Cluster == nil {
 		return &pb.JoinReply{Err: errf(core.CodeUnimplemented, "famd_join", "this famd takes no memory servers")}, nil
 	}
-	if onUnixSocket(ctx) && id.uid != uint32(os.Getuid()) && id.uid != 0 {
-		return &pb.JoinReply{Err: errf(core.CodeNoPerm, "famd_join", "uid %d may not join memory servers to a famd run by uid %d", id.uid, os.Getuid())}, nil
+	if why := s.joinRefusal(ctx, id, req); why != "" {
+		from := "?"
+		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+			from = p.Addr.String()
+		}
+		s.warnf("famd: refused a memory server joining from %s (uuid %q, control %s): %s", from, req.GetUuid(), req.GetControl(), why)
+		return &pb.JoinReply{Err: errf(core.CodeNoPerm, "famd_join", "%s", why)}, nil
 	}
 	sid, err := s.opts.Cluster.join(req)
 	if err != nil {
 		return &pb.JoinReply{Err: errf(core.CodeInvalid, "famd_join", "%v", err)}, nil
 	}
 	return &pb.JoinReply{ServerId: sid}, nil
+}
+
+// joinRefusal says why a Join may not proceed ("" when it may).
+func (s *Server) joinRefusal(ctx context.Context, id identity, req *pb.JoinRequest) string {
+	if s.opts.ServerToken != "" {
+		md, _ := metadata.FromIncomingContext(ctx)
+		proof := first(md, famauth.MDServerProof)
+		if proof == "" {
+			return "no server credential: start the memory famd with --server-token-file, the metadata famd's server token"
+		}
+		if !famauth.CheckServerProof(s.opts.ServerToken, proof, JoinProofFields(req)...) {
+			return "wrong server credential: the memory famd's --server-token-file differs from this famd's"
+		}
+		return ""
+	}
+	if !onUnixSocket(ctx) {
+		return "this famd has no server token (famd --server-token-file): memory servers may join only on its Unix socket, as its own user"
+	}
+	if id.uid != uint32(os.Getuid()) {
+		return fmt.Sprintf("this famd has no server token (famd --server-token-file): only its own uid %d may join memory servers on its Unix socket, not uid %d", os.Getuid(), id.uid)
+	}
+	return ""
+}
+
+// JoinProofFields are the fields of a join request that a server proof
+// covers (famauth.ServerProof), in order: a proof made for one server's
+// addresses and secret is worthless for any other.
+func JoinProofFields(req *pb.JoinRequest) []string {
+	return []string{req.GetUuid(), req.GetControl(), req.GetDataTcp(), req.GetDataUnix(), req.GetHostname(), string(req.GetSecret())}
 }
 
 // Servers lists the memory servers regions are placed on (empty for a

@@ -87,8 +87,9 @@ type FamClient interface {
 	Barrier(ctx context.Context, in *BarrierRequest, opts ...grpc.CallOption) (*Reply, error)
 	// A memory server (famd --role memory) registers with this metadata
 	// service, or re-registers after a restart; the reply is its server id.
-	// Over TCP it needs the cluster token; on the Unix socket the caller must
-	// run as famd's user.
+	// It needs the server credential PEs do not hold: the proof of famd's
+	// server token (metadata x-fam-server-proof), or, on a famd without one,
+	// famd's own uid on its Unix socket (spec/cluster.md, "Who may join").
 	Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (*JoinReply, error)
 	// The memory servers this metadata service places regions on, with the
 	// addresses clients reach their data planes at.
@@ -414,8 +415,9 @@ type FamServer interface {
 	Barrier(context.Context, *BarrierRequest) (*Reply, error)
 	// A memory server (famd --role memory) registers with this metadata
 	// service, or re-registers after a restart; the reply is its server id.
-	// Over TCP it needs the cluster token; on the Unix socket the caller must
-	// run as famd's user.
+	// It needs the server credential PEs do not hold: the proof of famd's
+	// server token (metadata x-fam-server-proof), or, on a famd without one,
+	// famd's own uid on its Unix socket (spec/cluster.md, "Who may join").
 	Join(context.Context, *JoinRequest) (*JoinReply, error)
 	// The memory servers this metadata service places regions on, with the
 	// addresses clients reach their data planes at.
