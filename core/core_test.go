@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -44,8 +45,11 @@ func TestRegionAndItemLifecycle(t *testing.T) {
 	}
 	_, err = f.CreateRegion("r1", 1<<20, 0o600, RegionAttr{})
 	wantCode(t, err, CodeExists)
-	_, err = f.CreateRegion("this-name-is-much-longer-than-forty-bytes-long", 4096, 0o600, RegionAttr{})
+	_, err = f.CreateRegion(strings.Repeat("n", NameMax+1), 4096, 0o600, RegionAttr{})
 	wantCode(t, err, CodeNameTooLong)
+	if _, err = f.CreateRegion("a-name-longer-than-openfams-forty-byte-limit", 4096, 0o600, RegionAttr{}); err != nil {
+		t.Fatalf("a 44-byte name: %v", err)
+	}
 	_, err = f.CreateRegion("zero", 0, 0o600, RegionAttr{})
 	wantCode(t, err, CodeInvalid)
 	_, err = f.CreateRegion("bad", 4096, 0o600, RegionAttr{Memory: 9})
