@@ -134,14 +134,18 @@ func checkMode(op string, mode uint32) error {
 	return nil
 }
 
-// rightsFor applies POSIX-style mode bits: the owner class if uid matches,
-// else the group class if gid matches, else other. Root gets no bypass: the
-// bits are the contract.
+// rightsFor is the caller's rights on a region, data item or backup with
+// the given mode and owner. The owner may always read and write, whatever
+// the mode: OpenFAM checks mode bits only when the caller is not the owner
+// (a program may create a region 0444 and allocate in it, or chmod its own
+// item 0333 and read it), and programs written for it rely on that. Mode
+// bits bind everyone else: the group class if gid matches, else other.
+// Root gets no bypass when it is not the owner: the bits are the contract.
 func rightsFor(mode, ouid, ogid, uid, gid uint32) Rights {
 	var bits uint32
 	switch {
 	case uid == ouid:
-		bits = mode >> 6
+		return RightRead | RightWrite
 	case gid == ogid:
 		bits = mode >> 3
 	default:

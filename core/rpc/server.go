@@ -527,14 +527,14 @@ func (s *Server) ListItems(ctx context.Context, req *pb.ListItemsRequest) (*pb.L
 	return rep, nil
 }
 
-// rightsFor applies the POSIX-style class selection the core uses: the
-// owner's bits if the uid matches, else the group's if the gid matches,
-// else the others'.
+// rightsFor applies the rule the core uses (core's rightsFor): the owner
+// may always read and write, as in OpenFAM; anyone else gets the group's
+// bits if the gid matches, else the others'.
 func rightsFor(mode, ouid, ogid uint32, id identity) uint32 {
 	bits := mode
 	switch {
 	case id.uid == ouid:
-		bits = mode >> 6
+		return uint32(core.RightRead | core.RightWrite)
 	case id.gid == ogid:
 		bits = mode >> 3
 	}
