@@ -161,29 +161,70 @@ func TestResizeKeepsData(t *testing.T) {
 	wantCode(t, r.Resize(4096), CodeInvalid)
 }
 
+// TestPermissions checks item-level mode bits as they bind a user who is
+// not the owner (a group member here), that a chmod reaches that user's
+// open handles at once, and that the owner is bound by none of them, as in
+// OpenFAM.
 func TestPermissions(t *testing.T) {
 	o := testOpts(t)
 	f := open(t, o)
+	me, mygid := f.Identity()
+	member := f.As(me+1, mygid)
 	r, _ := f.CreateRegion("perm", 1<<16, 0o644, RegionAttr{PermLevel: PermDataItem})
-	ro, _ := r.Allocate("ro", 64, 0o400)
-	wo, _ := r.Allocate("wo", 64, 0o200)
-	buf := make([]byte, 8)
-	wantCode(t, f.Default().Put(buf, ro, 0), CodeNoPerm)
-	if err := f.Default().Get(buf, ro, 0); err != nil {
+	r.Allocate("ro", 64, 0o440) // group: read only
+	r.Allocate("wo", 64, 0o220) // group: write only
+	ro, err := member.Lookup("ro", "perm")
+	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, f.Default().Get(buf, wo, 0), CodeNoPerm)
-	_, err := f.Default().Atomic(wo, 0, amo.Int64, amo.Add, Value{Lo: 1}, Value{}, true)
+	wo, err := member.Lookup("wo", "perm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	wantCode(t, member.Default().Put(buf, ro, 0), CodeNoPerm)
+	if err := member.Default().Get(buf, ro, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, member.Default().Get(buf, wo, 0), CodeNoPerm)
+	_, err = member.Default().Atomic(wo, 0, amo.Int64, amo.Add, Value{Lo: 1}, Value{}, true)
 	wantCode(t, err, CodeNoPerm)
-	if _, err := f.Default().Atomic(wo, 0, amo.Int64, amo.Add, Value{Lo: 1}, Value{}, false); err != nil {
+	if _, err := member.Default().Atomic(wo, 0, amo.Int64, amo.Add, Value{Lo: 1}, Value{}, false); err != nil {
 		t.Fatalf("non-fetching add with write-only permission: %v", err)
 	}
-	// Changing permissions takes effect on open handles at once.
-	if err := ro.ChangePermissions(0o600); err != nil {
+	// Changing permissions takes effect on the member's open handles at once.
+	own, err := f.Lookup("ro", "perm")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Default().Put(buf, ro, 0); err != nil {
+	if err := own.ChangePermissions(0o420); err != nil {
+		t.Fatal(err)
+	}
+	if err := member.Default().Put(buf, ro, 0); err != nil {
 		t.Fatalf("put after chmod: %v", err)
+	}
+	wantCode(t, member.Default().Get(buf, ro, 0), CodeNoPerm)
+
+	// The owner is bound by no mode bits: it reads and writes its own
+	// items whatever their mode, 0 included, on handles opened before and
+	// after the chmod.
+	if err := own.ChangePermissions(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Default().Put([]byte("owner!!!"), own, 0); err != nil {
+		t.Fatalf("owner put on its mode-0 item: %v", err)
+	}
+	if err := f.Default().Get(buf, own, 0); err != nil || string(buf) != "owner!!!" {
+		t.Fatalf("owner get on its mode-0 item: %q, %v", buf, err)
+	}
+	wantCode(t, member.Default().Put(buf, ro, 0), CodeNoPerm)
+	wantCode(t, member.Default().Get(buf, ro, 0), CodeNoPerm)
+	ownWO, err := f.Lookup("wo", "perm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Default().Get(buf, ownWO, 0); err != nil {
+		t.Fatalf("owner get on its write-only item: %v", err)
 	}
 	f.Finalize()
 
@@ -204,18 +245,38 @@ func TestPermissions(t *testing.T) {
 	wantCode(t, r2.ChangePermissions(0o777), CodeNoPerm)
 }
 
+// TestRegionLevelPermissions checks that at region level the region's
+// bits govern its items for a non-owner, whatever the items' own bits,
+// and that a region chmod reaches that user's open handles at once; the
+// owner keeps read and write.
 func TestRegionLevelPermissions(t *testing.T) {
 	f := open(t, testOpts(t))
 	defer f.Finalize()
-	r, _ := f.CreateRegion("rl", 1<<16, 0o600, RegionAttr{})
-	it, _ := r.Allocate("i", 64, 0o400) // item bits do not govern at region level
-	if err := f.Default().Put(make([]byte, 8), it, 0); err != nil {
-		t.Fatalf("region-level rw region should allow put: %v", err)
-	}
-	if err := r.ChangePermissions(0o400); err != nil {
+	me, mygid := f.Identity()
+	member := f.As(me+1, mygid)
+	r, _ := f.CreateRegion("rl", 1<<16, 0o660, RegionAttr{})
+	mine, _ := r.Allocate("i", 64, 0o400) // item bits do not govern at region level
+	it, err := member.Lookup("i", "rl")
+	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, f.Default().Put(make([]byte, 8), it, 0), CodeNoPerm)
+	if err := member.Default().Put(make([]byte, 8), it, 0); err != nil {
+		t.Fatalf("region-level rw region should allow put: %v", err)
+	}
+	if err := r.ChangePermissions(0o640); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, member.Default().Put(make([]byte, 8), it, 0), CodeNoPerm)
+	if err := member.Default().Get(make([]byte, 8), it, 0); err != nil {
+		t.Fatalf("group read after chmod 0640: %v", err)
+	}
+	if err := r.ChangePermissions(0); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, member.Default().Get(make([]byte, 8), it, 0), CodeNoPerm)
+	if err := f.Default().Put(make([]byte, 8), mine, 0); err != nil {
+		t.Fatalf("the owner may write its mode-0 region's item: %v", err)
+	}
 }
 
 func TestPersistenceAcrossInstances(t *testing.T) {
@@ -484,9 +545,24 @@ func TestMapSeesPuts(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode(t, it.Unmap(unsafe_ptr(m)), CodeInvalid)
-	wo, _ := r.Allocate("wo", 64, 0o200)
+	// A write-only item is not mapped for a user the mode binds (a group
+	// member here); its owner, bound by no mode bits, maps it read-write.
+	own, _ := r.Allocate("wo", 64, 0o220)
+	me, mygid := f.Identity()
+	wo, err := f.As(me+1, mygid).Lookup("wo", "map")
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = wo.Map()
 	wantCode(t, err, CodeNoPerm)
+	om, err := own.Map()
+	if err != nil {
+		t.Fatalf("the owner maps its write-only item: %v", err)
+	}
+	copy(om, "owner")
+	if err := f.Default().Get(got[:5], own, 0); err != nil || string(got[:5]) != "owner" {
+		t.Fatalf("the owner's store through its mapping: %q %v", got[:5], err)
+	}
 }
 
 func TestBackupRestore(t *testing.T) {

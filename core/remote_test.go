@@ -10,6 +10,7 @@ import (
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/embed"
+	"github.com/gofam/openfam/core/rpc"
 )
 
 func startFamd(t *testing.T, o embed.Options) *embed.Famd {
@@ -247,15 +248,25 @@ func writeFile(path, s string) error { return os.WriteFile(path, []byte(s+"\n"),
 // mapped (same host: famd passed the heap file) without any call failing
 // first: famd reports the revoked key on the session stream and the
 // handle resolves again.
+// TestRevocationReachesMappedItems: another program's chmod reaches the
+// items this program has mapped at once, and so does its deallocation. The
+// other program is the item's owner, a different user (a TCP client famd
+// knows as uid 7000 of this process's group), so that the mode bits bind
+// this program: the owner itself is bound by none (as in OpenFAM).
 func TestRevocationReachesMappedItems(t *testing.T) {
-	d := startFamd(t, embed.Options{})
-	server := "unix:" + d.SocketPath()
-	a, b := client(t, server, ""), client(t, server, "")
-	r, err := a.CreateRegion("pushed", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	gid := uint32(os.Getgid())
+	d := startFamd(t, embed.Options{TCPAddr: "127.0.0.1:0", Token: "rev", TCPIdentity: &rpc.Identity{UID: 7000, GID: gid}})
+	owner := client(t, d.Addr(), writeToken(t, "rev"))
+	a := client(t, "unix:"+d.SocketPath(), "")
+	r, err := owner.CreateRegion("pushed", 1<<20, 0o770, core.RegionAttr{PermLevel: core.PermDataItem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := r.Allocate("x", 4096, 0o600)
+	other, err := r.Allocate("x", 4096, 0o660)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := a.Lookup("x", "pushed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,11 +277,7 @@ func TestRevocationReachesMappedItems(t *testing.T) {
 	if err := ca.Put([]byte("before"), it, 0); err != nil {
 		t.Fatal(err)
 	}
-	other, err := b.Lookup("x", "pushed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.ChangePermissions(0o400); err != nil {
+	if err := other.ChangePermissions(0o640); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the mapped item to become read-only", func() bool {
@@ -278,14 +285,43 @@ func TestRevocationReachesMappedItems(t *testing.T) {
 		return ok && rights == core.RightRead
 	})
 	if err := ca.Put([]byte("after"), it, 0); core.CodeOf(err) != core.CodeNoPerm {
-		t.Fatalf("put after another program's chmod 0400: %v, want a permission error", err)
+		t.Fatalf("put after another program's chmod 0640: %v, want a permission error", err)
 	}
 	got := make([]byte, 6)
 	if err := ca.Get(got, it, 0); err != nil || string(got) != "before" {
-		t.Fatalf("get after chmod 0400: %q %v", got, err)
+		t.Fatalf("get after chmod 0640: %q %v", got, err)
+	}
+	// A chmod to 0 cuts this program off at once and binds the owner to
+	// nothing.
+	other0, err := r.Allocate("y", 4096, 0o660)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it0, err := a.Lookup("y", "pushed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, ok := it0.Local(); !ok {
+		t.Fatal("item y not mapped here")
+	}
+	if err := other0.ChangePermissions(0); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the mapped item to lose every right", func() bool {
+		_, _, _, ok := it0.Local()
+		return !ok
+	})
+	if err := ca.Get(got, it0, 0); core.CodeOf(err) != core.CodeNoPerm {
+		t.Fatalf("get after the owner's chmod 0: %v, want a permission error", err)
+	}
+	if err := owner.Default().Put([]byte("owner!"), other0, 0); err != nil {
+		t.Fatalf("the owner's put on its mode-0 item: %v", err)
+	}
+	if err := owner.Default().Get(got, other0, 0); err != nil || string(got) != "owner!" {
+		t.Fatalf("the owner's get on its mode-0 item: %q %v", got, err)
 	}
 	// Deallocated by the other program: the handle here is released.
-	if err := other.ChangePermissions(0o600); err != nil {
+	if err := other.ChangePermissions(0o660); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.Deallocate(); err != nil {
