@@ -301,42 +301,75 @@ func TestItemCalls(t *testing.T) {
 	check(c.Lookup(ctx(t), &pb.LookupRequest{Item: "b", Region: "items"})).code(t, "Lookup deallocated", core.CodeNotFound)
 }
 
+// groupPeer starts famd with a TCP listener whose callers are uid 4321 of
+// this process's group, and returns famd, a client on the Unix socket (this
+// process's uid) and one over TCP (the group member): two users, so that a
+// test can act as the owner of an item with one and as a user its mode
+// bits bind with the other (the owner is bound by none, as in OpenFAM).
+func groupPeer(t *testing.T, token string) (*embed.Famd, pb.FamClient, pb.FamClient) {
+	t.Helper()
+	d, c := start(t, embed.Options{TCPAddr: "127.0.0.1:0", Token: token,
+		TCPIdentity: &rpc.Identity{UID: 4321, GID: uint32(os.Getgid())}})
+	conn, err := rpc.DialTCP(d.Addr(), &famauth.Client{Token: token}, 5*time.Second)
+	if err != nil {
+		t.Fatalf("DialTCP: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return d, c, pb.NewFamClient(conn)
+}
+
+// TestRevocation: a permission change, a deallocation, a resize and a
+// destruction each revoke every key of the items concerned. The chmod's
+// new rights are checked for a group member (TCP, uid 4321) the mode binds;
+// the owner keeps read and write.
 func TestRevocation(t *testing.T) {
-	d, c := start(t, embed.Options{})
+	const token = "revocation-token"
+	d, c, member := groupPeer(t, token)
 	srv := d.Server()
-	r := createRegion(t, c, "rev", 1<<20, 0o600)
-	a := check(c.Allocate(ctx(t), &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 8192, Mode: 0o600})).ok(t, "Allocate").GetItem()
+	r := createRegion(t, c, "rev", 1<<20, 0o660)
+	a := check(c.Allocate(ctx(t), &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 8192, Mode: 0o660})).ok(t, "Allocate").GetItem()
 	k1 := key(t, a.GetKey())
-	other := check(c.Lookup(ctx(t), &pb.LookupRequest{Item: "a", Region: "rev"})).ok(t, "Lookup").GetItem()
+	other := check(member.Lookup(ctx(t), &pb.LookupRequest{Item: "a", Region: "rev"})).ok(t, "Lookup").GetItem()
 	if mem, rights, ok := srv.Resolve(k1); !ok || rights != 3 || len(mem) != 8192 {
 		t.Fatalf("Resolve = %d bytes, rights %d, %v", len(mem), rights, ok)
+	}
+	if _, rights, ok := srv.Resolve(key(t, other.GetKey())); !ok || rights != 3 {
+		t.Fatalf("Resolve(group member's key) rights %d, %v", rights, ok)
 	}
 
 	// A permission change revokes every key of the item; ItemAt gives a
 	// new key with the new rights.
-	check(c.ChangeItemPermissions(ctx(t), &pb.ChangeItemPermissionsRequest{Key: a.GetKey(), Mode: 0o400})).ok(t, "ChangeItemPermissions")
+	check(c.ChangeItemPermissions(ctx(t), &pb.ChangeItemPermissionsRequest{Key: a.GetKey(), Mode: 0o640})).ok(t, "ChangeItemPermissions")
 	for _, k := range [][]byte{a.GetKey(), other.GetKey()} {
 		if _, _, ok := srv.Resolve(key(t, k)); ok {
 			t.Fatal("a key still resolves after ChangeItemPermissions")
 		}
 	}
-	check(c.StatItem(ctx(t), &pb.KeyRequest{Key: a.GetKey()})).code(t, "StatItem revoked", core.CodeNoPerm)
-	at := check(c.ItemAt(ctx(t), &pb.ItemAtRequest{RegionId: r.GetId(), Offset: a.GetOffset()})).ok(t, "ItemAt").GetItem()
+	check(member.StatItem(ctx(t), &pb.KeyRequest{Key: other.GetKey()})).code(t, "StatItem revoked", core.CodeNoPerm)
+	at := check(member.ItemAt(ctx(t), &pb.ItemAtRequest{RegionId: r.GetId(), Offset: a.GetOffset()})).ok(t, "ItemAt").GetItem()
 	k2 := key(t, at.GetKey())
-	if k2 == k1 || at.GetRights() != uint32(core.RightRead) || at.GetMode() != 0o400 {
+	if k2 == k1 || at.GetRights() != uint32(core.RightRead) || at.GetMode() != 0o640 {
 		t.Fatalf("ItemAt after chmod: %v", at)
 	}
 	if _, rights, ok := srv.Resolve(k2); !ok || rights != uint8(core.RightRead) {
 		t.Fatalf("Resolve(new key) rights %d, %v", rights, ok)
 	}
-	dc := dataClient(t, "unix", d.DataSocketPath(), "")
+	dc := dataClient(t, "tcp", d.DataAddr(), token)
 	var te *transport.Error
 	if err := dc.Put(k2, 0, []byte{1}); !errors.As(err, &te) || te.Code != int32(core.CodeNoPerm) {
 		t.Fatalf("Put with a read-only key: %v, want FAM error 2", err)
 	}
+	// The owner's new key still reads and writes.
+	mine := check(c.ItemAt(ctx(t), &pb.ItemAtRequest{RegionId: r.GetId(), Offset: a.GetOffset()})).ok(t, "owner's ItemAt").GetItem()
+	if mine.GetRights() != uint32(core.RightRead|core.RightWrite) {
+		t.Fatalf("the owner's rights on its 0640 item: %d, want read and write", mine.GetRights())
+	}
+	if err := dataClient(t, "unix", d.DataSocketPath(), "").Put(key(t, mine.GetKey()), 0, []byte{1}); err != nil {
+		t.Fatalf("the owner's put on its 0640 item: %v", err)
+	}
 
 	// Deallocation revokes too; the item is then gone for ItemAt.
-	check(c.Deallocate(ctx(t), &pb.KeyRequest{Key: at.GetKey()})).ok(t, "Deallocate")
+	check(c.Deallocate(ctx(t), &pb.KeyRequest{Key: mine.GetKey()})).ok(t, "Deallocate")
 	if _, _, ok := srv.Resolve(k2); ok {
 		t.Fatal("key resolves after Deallocate")
 	}
@@ -358,23 +391,30 @@ func TestRevocation(t *testing.T) {
 	}
 }
 
+// TestOpenFD: famd passes a descriptor whose access mode is the key's
+// rights. The read-only case is a group member's (this process, on the Unix
+// socket) after the owner (uid 4321 over TCP) chmods the item 0640; the
+// owner of an item chmodded 0400 still gets a read-write descriptor, as the
+// owner is bound by no mode bits.
 func TestOpenFD(t *testing.T) {
-	d, c := start(t, embed.Options{})
-	r := createRegion(t, c, "fd", 1<<20, 0o600)
-	a := check(c.Allocate(ctx(t), &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o600})).ok(t, "Allocate").GetItem()
+	const token = "openfd-token"
+	d, c, owner := groupPeer(t, token)
+	r := createRegion(t, owner, "fd", 1<<20, 0o770)
+	oa := check(owner.Allocate(ctx(t), &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o660})).ok(t, "Allocate").GetItem()
+	a := check(c.Lookup(ctx(t), &pb.LookupRequest{Item: "a", Region: "fd"})).ok(t, "Lookup").GetItem()
 	dc := dataClient(t, "unix", d.DataSocketPath(), "")
 	if err := dc.Put(key(t, a.GetKey()), 10, []byte("heap bytes")); err != nil {
 		t.Fatal(err)
 	}
-	checkFD := func(k []byte, wantRights uint8, wantFlags int) {
+	checkFD := func(k []byte, wantOff uint64, wantRights uint8, wantFlags int) {
 		t.Helper()
 		f, off, size, rights, err := dc.OpenFD(key(t, k))
 		if err != nil {
 			t.Fatalf("OpenFD: %v", err)
 		}
 		defer f.Close()
-		if off != a.GetOffset() || size != 4096 || rights != wantRights {
-			t.Fatalf("OpenFD: offset %d size %d rights %d; want %d 4096 %d", off, size, rights, a.GetOffset(), wantRights)
+		if off != wantOff || size != 4096 || rights != wantRights {
+			t.Fatalf("OpenFD: offset %d size %d rights %d; want %d 4096 %d", off, size, rights, wantOff, wantRights)
 		}
 		fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
 		if err != nil || fl&unix.O_ACCMODE != wantFlags {
@@ -385,13 +425,23 @@ func TestOpenFD(t *testing.T) {
 			t.Fatalf("reading the passed file: %q, %v", buf, err)
 		}
 	}
-	checkFD(a.GetKey(), 3, unix.O_RDWR)
-	check(c.ChangeItemPermissions(ctx(t), &pb.ChangeItemPermissionsRequest{Key: a.GetKey(), Mode: 0o400})).ok(t, "ChangeItemPermissions")
+	checkFD(a.GetKey(), a.GetOffset(), 3, unix.O_RDWR)
+	check(owner.ChangeItemPermissions(ctx(t), &pb.ChangeItemPermissionsRequest{Key: oa.GetKey(), Mode: 0o640})).ok(t, "ChangeItemPermissions")
 	ro := check(c.ItemAt(ctx(t), &pb.ItemAtRequest{RegionId: r.GetId(), Offset: a.GetOffset()})).ok(t, "ItemAt").GetItem()
-	checkFD(ro.GetKey(), 1, unix.O_RDONLY)
+	checkFD(ro.GetKey(), a.GetOffset(), 1, unix.O_RDONLY)
 	if _, _, _, _, err := dc.OpenFD(key(t, a.GetKey())); !errors.Is(err, transport.ErrStaleKey) {
 		t.Fatalf("OpenFD with a revoked key: %v", err)
 	}
+
+	// This process's own item, chmodded 0400: still read-write for it.
+	mr := createRegion(t, c, "fd-own", 1<<20, 0o600)
+	b := check(c.Allocate(ctx(t), &pb.AllocateRequest{RegionId: mr.GetId(), Name: "b", Size: 4096, Mode: 0o600})).ok(t, "Allocate own").GetItem()
+	if err := dc.Put(key(t, b.GetKey()), 10, []byte("heap bytes")); err != nil {
+		t.Fatal(err)
+	}
+	check(c.ChangeItemPermissions(ctx(t), &pb.ChangeItemPermissionsRequest{Key: b.GetKey(), Mode: 0o400})).ok(t, "ChangeItemPermissions own")
+	b2 := check(c.ItemAt(ctx(t), &pb.ItemAtRequest{RegionId: mr.GetId(), Offset: b.GetOffset()})).ok(t, "ItemAt own").GetItem()
+	checkFD(b2.GetKey(), b.GetOffset(), 3, unix.O_RDWR)
 }
 
 func TestBarrier(t *testing.T) {
