@@ -12,6 +12,7 @@ import (
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/embed"
+	"github.com/gofam/openfam/core/rpc"
 )
 
 // cluster is a metadata famd with memory servers, all in this process on
@@ -28,10 +29,17 @@ const serverToken = "cluster-test-server-token"
 
 func startCluster(t testing.TB, k int, role string, block uint64) *cluster {
 	t.Helper()
+	return startClusterAs(t, k, role, block, nil)
+}
+
+// startClusterAs is startCluster with the metadata famd's TCP callers
+// taken as tcpID (nil: famd's own uid and gid).
+func startClusterAs(t testing.TB, k int, role string, block uint64, tcpID *rpc.Identity) *cluster {
+	t.Helper()
 	dir := t.TempDir()
 	tokenFile := writeToken(t, dir, "cluster-test-token")
 	meta, err := embed.Start(embed.Options{TCPAddr: "127.0.0.1:0", Token: "cluster-test-token", Role: role,
-		InterleaveSize: block, ShmDir: filepath.Join(dir, "meta-shm"), ServerToken: serverToken})
+		InterleaveSize: block, ShmDir: filepath.Join(dir, "meta-shm"), ServerToken: serverToken, TCPIdentity: tcpID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,30 +234,53 @@ func TestInterleavedItemIsStripedOverMemoryServers(t *testing.T) {
 	}
 }
 
+// TestPermissionChangeRevokesKeysOnMemoryServers: the owner's chmod
+// reaches the memory servers at once for a user the new mode binds (a
+// group member: this process on the Unix socket; the owner is uid 4321 of
+// the same group over TCP), while the owner keeps read and write.
 func TestPermissionChangeRevokesKeysOnMemoryServers(t *testing.T) {
-	c := startCluster(t, 2, "metadata", 4096)
-	f := c.client(t)
-	r, err := f.CreateRegion("perm", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	c := startClusterAs(t, 2, "metadata", 4096, &rpc.Identity{UID: 4321, GID: uint32(os.Getgid())})
+	owner, err := core.Initialize(core.Options{Server: c.meta.Addr(), TokenFile: c.tokenFile,
+		UID: -1, GID: -1, PEID: 0, PECount: 1, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := r.Allocate("x", 64<<10, 0o600)
+	t.Cleanup(func() { owner.Finalize() })
+	member := c.client(t)
+	r, err := owner.CreateRegion("perm", 1<<20, 0o770, core.RegionAttr{PermLevel: core.PermDataItem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := f.Default()
+	own, err := r.Allocate("x", 64<<10, 0o660)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := own.Stat(); err != nil || st.UID != 4321 {
+		t.Fatalf("item owned by %d (%v), want 4321", st.UID, err)
+	}
+	it, err := member.Lookup("x", "perm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := member.Default()
 	if err := ctx.Put([]byte("hello"), it, 5000); err != nil {
 		t.Fatal(err)
 	}
-	if err := it.ChangePermissions(0o400); err != nil {
+	if err := own.ChangePermissions(0o640); err != nil {
 		t.Fatal(err)
 	}
 	if err := ctx.Put([]byte("again"), it, 5000); core.CodeOf(err) != core.CodeNoPerm {
-		t.Fatalf("put after chmod 0400: %v, want a permission error", err)
+		t.Fatalf("put after chmod 0640: %v, want a permission error", err)
 	}
 	got := make([]byte, 5)
 	if err := ctx.Get(got, it, 5000); err != nil || string(got) != "hello" {
-		t.Fatalf("get after chmod 0400: %q %v", got, err)
+		t.Fatalf("get after chmod 0640: %q %v", got, err)
+	}
+	if err := owner.Default().Put([]byte("owner"), own, 5000); err != nil {
+		t.Fatalf("the owner's put after chmod 0640: %v", err)
+	}
+	if err := ctx.Get(got, it, 5000); err != nil || string(got) != "owner" {
+		t.Fatalf("get of the owner's put: %q %v", got, err)
 	}
 }
 
