@@ -1,35 +1,44 @@
 @permissions
 Feature: Permissions
-  Access follows POSIX mode bits, applied to the caller's class: the owner's
-  bits when the caller's uid owns the object, the group's when its gid
-  matches, the others' otherwise, with no bypass for root. With region-level
-  permissions (the default) the region's mode governs every item in it; with
-  data item-level permissions each item's own mode does. Reading needs r,
-  writing and modifying atomics need w, fetching atomics need both where they
-  modify. Allocating, resizing and destroying need write permission on the
-  region, not ownership: as in OpenFAM, another user whose class has w may
-  resize or destroy it. Only the owner may change a mode, and every open
-  handle sees the new rights at once; as in OpenFAM, an item of a region
-  with region-level permissions has no mode of its own to change
-  (FAM_ENOPERM). Denials fail with FAM_ENOPERM and
-  change nothing. Scenarios in which another user owns the region run on
-  both backends: that user has an instance of its own on the scenario's
-  store. Scenarios in which this instance acts as another user carry the tag
-  go-only: the C ABI has one process-wide instance acting for the process's
-  own uid, so they run against the Go core only.
+  Access follows POSIX mode bits, applied to the caller's class: the group's
+  bits when the caller's gid matches the owner's, the others' otherwise, with
+  no bypass for root. The owner is bound by no mode bits: as in OpenFAM,
+  whose metadata service checks a mode only when the caller's uid is not the
+  owner's, the owner may read, write, allocate in, resize and destroy its
+  own regions and items whatever their mode (a program may create a region
+  0444 and allocate in it, or change its own item to 0333 and read it).
+  With region-level permissions (the default) the region's mode governs
+  every item in it; with data item-level permissions each item's own mode
+  does. Reading needs r, writing and modifying atomics need w, fetching
+  atomics need both where they modify. Allocating, resizing and destroying
+  need write permission on the region, not ownership: as in OpenFAM,
+  another user whose class has w may resize or destroy it. Only the owner
+  may change a mode, and every open handle of every other user sees the new
+  rights at once (a change cuts off access at once); as in OpenFAM, an item
+  of a region with region-level permissions has no mode of its own to
+  change (FAM_ENOPERM). Denials fail with FAM_ENOPERM and change nothing.
+  Scenarios in which another user owns the region or item run on both
+  backends: that user has an instance of its own, either on the scenario's
+  store or as a client that famd knows over TCP as that user while the
+  instance under test uses famd's Unix socket. Scenarios in which this
+  instance acts as another user carry the tag go-only: the C ABI has one
+  process-wide instance acting for the process's own uid, so they run
+  against the Go core only.
 
   Background:
     Given an OpenFAM instance
 
   Scenario: a read-only region refuses allocation
-    Given I create region "ro" of 64 KiB with mode 0400
-    When I try to allocate item "x" of 64 bytes with mode 0600 in region "ro"
+    Given user 7013 of another group created region "ro" of 64 KiB with mode 0444
+    When I look up region "ro"
+    And I try to allocate item "x" of 64 bytes with mode 0600 in region "ro"
     Then it fails with FAM_ENOPERM
 
   Scenario: region-level permissions govern the region's items
-    Given I create region "rl" of 64 KiB with mode 0600
+    Given user 7014 of another group created region "rl" of 64 KiB with mode 0606
+    When I look up region "rl"
     And I allocate item "doc" of 64 bytes with mode 0400 in region "rl"
-    When I put "writable" at offset 0 of item "doc"
+    And I put "writable" at offset 0 of item "doc"
     Then reading 8 bytes at offset 0 of item "doc" gives "writable"
 
   Scenario: an item of a region with region-level permissions cannot change its own mode
@@ -42,53 +51,129 @@ Feature: Permissions
       | mode  | 0600  |
 
   Scenario: data item-level permissions use the item's own mode
-    Given I create region "il" of 64 KiB with mode 0600 and data item-level permissions
-    And I allocate item "ro-item" of 64 bytes with mode 0400 in region "il"
-    When I try to put "denied" at offset 0 of item "ro-item"
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix, beside user 7020 of my group over TCP
+    And user 7020 creates region "il" of 64 KiB with mode 0770 and data item-level permissions
+    And user 7020 allocates item "ro-item" of 64 bytes with mode 0440 in region "il"
+    When I look up item "ro-item" in region "il"
+    And I try to put "denied" at offset 0 of item "ro-item"
     Then it fails with FAM_ENOPERM
     And reading 6 bytes at offset 0 of item "ro-item" gives 6 zero bytes
 
   Scenario: a write-only item can be written but not read
-    Given I create region "wo" of 64 KiB with mode 0600 and data item-level permissions
-    And I allocate item "drop" of 64 bytes with mode 0200 in region "wo"
-    When I put "blind" at offset 0 of item "drop"
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix, beside user 7021 of my group over TCP
+    And user 7021 creates region "wo" of 64 KiB with mode 0770 and data item-level permissions
+    And user 7021 allocates item "drop" of 64 bytes with mode 0220 in region "wo"
+    When I look up item "drop" in region "wo"
+    And I put "blind" at offset 0 of item "drop"
     And I try to get 5 bytes at offset 0 of item "drop" into buffer "b"
     Then it fails with FAM_ENOPERM
+    And user 7021 reads "blind" at offset 0 of item "drop"
 
   Scenario: a fetching atomic needs read permission as well as write
-    Given I create region "amo" of 64 KiB with mode 0600 and data item-level permissions
-    And I allocate item "ctr" of 64 bytes with mode 0200 in region "amo"
-    When I apply add to the uint64 at offset 0 of item "ctr" with 5
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix, beside user 7022 of another group over TCP
+    And user 7022 creates region "amo" of 64 KiB with mode 0707 and data item-level permissions
+    And user 7022 allocates item "ctr" of 64 bytes with mode 0602 in region "amo"
+    When I look up item "ctr" in region "amo"
+    And I apply add to the uint64 at offset 0 of item "ctr" with 5
     And I try to apply fetch_add to the uint64 at offset 0 of item "ctr" with 5
     Then it fails with FAM_ENOPERM
 
-  Scenario: changing an item's mode takes effect on open handles
-    Given I create region "chm" of 64 KiB with mode 0600 and data item-level permissions
-    And I allocate item "flip" of 64 bytes with mode 0400 in region "chm"
+  Scenario: changing an item's mode takes effect on another user's open handles
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix, beside user 7023 of my group over TCP
+    And user 7023 creates region "chm" of 64 KiB with mode 0770 and data item-level permissions
+    And user 7023 allocates item "flip" of 64 bytes with mode 0640 in region "chm"
+    When I look up item "flip" in region "chm"
     And I try to put "no" at offset 0 of item "flip"
-    And it fails with FAM_ENOPERM
-    When I change the permissions of item "flip" to 0600
-    And I put "yes" at offset 0 of item "flip"
-    Then reading 3 bytes at offset 0 of item "flip" gives "yes"
+    Then it fails with FAM_ENOPERM
+    When user 7023 changes the permissions of item "flip" to 0660
+    Then within 10 seconds I can put "yes" at offset 0 of item "flip"
+    And within 10 seconds reading 3 bytes at offset 0 of item "flip" gives "yes"
     And item "flip" has
       | field | value |
-      | mode  | 0600  |
+      | mode  | 0660  |
+    When user 7023 changes the permissions of item "flip" to 0600
+    Then within 10 seconds getting 3 bytes at offset 0 of item "flip" fails with FAM_ENOPERM
+    When I try to put "cut" at offset 0 of item "flip"
+    Then it fails with FAM_ENOPERM
+    And user 7023 reads "yes" at offset 0 of item "flip"
 
   Scenario: changing a region's mode takes effect on its items' open handles
-    Given I create region "rchm" of 64 KiB with mode 0600
-    And I allocate item "it" of 64 bytes with mode 0600 in region "rchm"
-    When I change the permissions of region "rchm" to 0400
-    And I try to put "late" at offset 0 of item "it"
-    Then it fails with FAM_ENOPERM
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix, beside user 7024 of my group over TCP
+    And user 7024 creates region "rchm" of 64 KiB with mode 0660
+    And user 7024 allocates item "it" of 64 bytes with mode 0600 in region "rchm"
+    When I look up region "rchm"
+    And I look up item "it" in region "rchm"
+    And I put "early" at offset 0 of item "it"
+    And user 7024 changes the permissions of region "rchm" to 0640
+    Then within 10 seconds putting "late!" at offset 0 of item "it" fails with FAM_ENOPERM
+    And reading 5 bytes at offset 0 of item "it" gives "early"
+    And user 7024 reads "early" at offset 0 of item "it"
     And region "rchm" has
       | field | value |
-      | mode  | 0400  |
+      | mode  | 0640  |
 
   Scenario: a region without read or write permission cannot be looked up
-    Given I create region "sealed" of 64 KiB with mode 0600
-    And I change the permissions of region "sealed" to 0000
+    Given user 7015 of another group created region "sealed" of 64 KiB with mode 0660
     When I try to look up region "sealed"
     Then it fails with FAM_ENOPERM
+
+  # The owner is bound by no mode bits, as in OpenFAM (its metadata service
+  # checks modes only for callers other than the owner), embedded and
+  # through famd alike.
+  Scenario Outline: the owner allocates in its own read-only region (<where>)
+    Given I finalize OpenFAM
+    And <instance>
+    And I create region "ro-own" of 64 KiB with mode 0444
+    When I allocate item "x" of 64 bytes with mode 0600 in region "ro-own"
+    And I put "mine" at offset 0 of item "x"
+    Then reading 4 bytes at offset 0 of item "x" gives "mine"
+
+    Examples:
+      | where      | instance                                     |
+      | embedded   | an OpenFAM instance                          |
+      | famd, unix | an OpenFAM instance served by famd over unix |
+
+  Scenario Outline: the owner destroys its own region after changing its mode to 0 (<where>)
+    Given I finalize OpenFAM
+    And <instance>
+    And I create region "zero" of 64 KiB with mode 0600
+    And I allocate item "x" of 64 bytes with mode 0600 in region "zero"
+    When I change the permissions of region "zero" to 0000
+    And I look up region "zero" as "zero-again"
+    And I deallocate item "x"
+    And I destroy region "zero"
+    And I try to look up region "zero"
+    Then it fails with FAM_ENOTFOUND
+
+    Examples:
+      | where      | instance                                     |
+      | embedded   | an OpenFAM instance                          |
+      | famd, unix | an OpenFAM instance served by famd over unix |
+
+  Scenario Outline: the owner reads its own item after changing its mode to 0333 (<where>)
+    Given I finalize OpenFAM
+    And <instance>
+    And I create region "own-il" of 64 KiB with mode 0600 and data item-level permissions
+    And I allocate item "mine" of 64 bytes with mode 0600 in region "own-il"
+    And I put "kept" at offset 0 of item "mine"
+    When I change the permissions of item "mine" to 0333
+    Then reading 4 bytes at offset 0 of item "mine" gives "kept"
+    And item "mine" has
+      | field | value |
+      | mode  | 0333  |
+    When I look up item "mine" in region "own-il" as "mine-again"
+    And I put "also" at offset 0 of item "mine-again"
+    Then reading 4 bytes at offset 0 of item "mine" gives "also"
+
+    Examples:
+      | where      | instance                                     |
+      | embedded   | an OpenFAM instance                          |
+      | famd, unix | an OpenFAM instance served by famd over unix |
 
   Scenario: the owner may deallocate an item it cannot write
     Given I create region "own" of 64 KiB with mode 0600 and data item-level permissions

@@ -35,6 +35,9 @@ type world struct {
 	// tcpIdentity is the identity a TCP famd gives every client (nil:
 	// famd's own, the process's).
 	tcpIdentity *rpc.Identity
+	// owner is another user's client that owns what the scenario's
+	// instance uses (see owner_steps_test.go), or nil.
+	owner *ownerState
 
 	regions map[string]Handle
 	items   map[string]Handle
@@ -84,6 +87,7 @@ func (w *world) teardown() error {
 		w.inited = false
 	}
 	w.b.Teardown()
+	errs = append(errs, w.closeOwner())
 	for _, f := range w.pes {
 		f.Finalize()
 	}
@@ -283,7 +287,7 @@ func (w *world) startCluster(k int, block uint64) error {
 	}
 	meta, err := embed.Start(embed.Options{DataDir: filepath.Join(dir, "meta"), ShmDir: filepath.Join(dir, "meta-shm"),
 		BackupDir: filepath.Join(dir, "backups"), TCPAddr: "127.0.0.1:0", Token: clusterToken,
-		Role: "metadata", InterleaveSize: block, ServerToken: serverToken})
+		Role: "metadata", InterleaveSize: block, ServerToken: serverToken, TCPIdentity: w.tcpIdentity})
 	if err != nil {
 		return err
 	}
@@ -1598,6 +1602,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	sc.Step(`^I act as user `+num+` of (my|another) group$`, w.actAs)
 	sc.Step(`^I act as myself again$`, w.actAsMyself)
 	w.registerIdentity(sc)
+	w.registerOwner(sc)
 }
 
 // scenarioInit returns godog's per-scenario initializer for a backend
