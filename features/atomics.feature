@@ -237,15 +237,38 @@ Feature: Atomics
       | set       | int128 | 64                   |
       | swap      | double | 18446744073709551608 |
 
+  # Read-only for a user the mode binds (the owner is bound by none, as in
+  # OpenFAM): here a group member, this instance on famd's Unix socket,
+  # with the item mapped read-only on its host.
   Scenario: a read-only int128 word can be fetched
-    Given I create region "ro128" of 64 KiB with mode 0600 and data item-level permissions
-    And I allocate item "frozen" of 64 bytes with mode 0600 in region "ro128"
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix, beside user 7030 of my group over TCP
+    And user 7030 creates region "ro128" of 64 KiB with mode 0770 and data item-level permissions
+    And user 7030 allocates item "frozen" of 64 bytes with mode 0660 in region "ro128"
+    And I look up item "frozen" in region "ro128"
     And item "frozen" holds the int128 -3 at offset 0
-    And I change the permissions of item "frozen" to 0400
-    When I fetch the int128 at offset 0 of item "frozen"
+    And user 7030 changes the permissions of item "frozen" to 0640
+    And I look up item "frozen" in region "ro128" as "frozen-ro"
+    When I fetch the int128 at offset 0 of item "frozen-ro"
     Then the atomic returned -3
-    When I try to apply set to the int128 at offset 0 of item "frozen" with 1
+    When I try to apply set to the int128 at offset 0 of item "frozen-ro" with 1
     Then it fails with FAM_ENOPERM
+
+  @go-only
+  Scenario: a read-only int128 word can be fetched from the embedded store
+    Given I create region "ro128e" of 64 KiB with mode 0600 and data item-level permissions
+    And I allocate item "frozen" of 64 bytes with mode 0640 in region "ro128e"
+    And item "frozen" holds the int128 -3 at offset 0
+    When I act as user 50005 of my group
+    And I look up item "frozen" in region "ro128e" as "frozen-ro"
+    And I fetch the int128 at offset 0 of item "frozen-ro"
+    Then the atomic returned -3
+    When I try to apply set to the int128 at offset 0 of item "frozen-ro" with 1
+    Then it fails with FAM_ENOPERM
+    When I act as myself again
+    And I change the permissions of item "frozen" to 0400
+    And I apply set to the int128 at offset 0 of item "frozen" with 1
+    Then the int128 at offset 0 of item "frozen" is 1
 
   Scenario Outline: <op> on <type> served by famd over TCP
     Given I finalize OpenFAM

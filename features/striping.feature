@@ -177,16 +177,25 @@ Feature: Regions striped over several memory servers
     Then reading 10 bytes at offset 19990 of item "span2" gives "last block"
     And reading 17 bytes at offset 4090 of item "span2" gives "across a boundary"
 
+  # Read-only for a user the mode binds (the owner is bound by none, as in
+  # OpenFAM): this instance, a group member of the owner, who is user 7031
+  # over TCP.
   Scenario: a read-only item refuses puts on every server and still reads
-    Given I create region "perm" of 64 KiB with mode 0600 and data item-level permissions
-    And I allocate item "doc" of 12000 bytes with mode 0600 in region "perm"
+    Given an OpenFAM instance served by a famd with 3 memory servers and an interleave size of 4 KiB, beside user 7031 of my group over TCP
+    And user 7031 creates region "perm" of 64 KiB with mode 0770 and data item-level permissions
+    And user 7031 allocates item "doc" of 12000 bytes with mode 0660 in region "perm"
+    And I look up item "doc" in region "perm"
     And I put 12000 bytes of "w" at offset 0 of item "doc"
-    When I change the permissions of item "doc" to 0400
-    And I try to put "late" at offset 4094 of item "doc"
+    When user 7031 changes the permissions of item "doc" to 0640
+    And I look up item "doc" in region "perm" as "doc-ro"
+    And I try to put "late" at offset 4094 of item "doc-ro"
     Then it fails with FAM_ENOPERM
-    When I try to put "late" at offset 8200 of item "doc"
+    When I try to put "late" at offset 8200 of item "doc-ro"
     Then it fails with FAM_ENOPERM
-    And reading 12000 bytes at offset 0 of item "doc" gives 12000 bytes of "w"
+    And reading 12000 bytes at offset 0 of item "doc-ro" gives 12000 bytes of "w"
+    When user 7031 changes the permissions of item "doc" to 0400
+    Then user 7031 puts "owner" at offset 4094 of item "doc"
+    And user 7031 reads "owner" at offset 4094 of item "doc"
 
   Scenario: ranges past the end of an interleaved item are refused
     When I try to put "xy" at offset 19999 of item "span"
