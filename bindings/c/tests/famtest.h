@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openfam.h>
@@ -159,6 +162,100 @@ static inline void famtest_remove_store(void)
     if (famtest_dir[0] == '\0' || owner == NULL || atol(owner) != (long)getpid())
         return;
     famtest_remove_dir(famtest_dir);
+}
+
+extern char **environ;
+
+/* Runs this executable again with args and returns its exit status (or
+ * 128+signal). With store != NULL the child runs on that store instead of
+ * this process's (which is locked while this process is initialized). */
+static inline int famtest_run_self(char *const args[], const char *store)
+{
+    char *argv[8] = {"/proc/self/exe"};
+    for (int i = 0; args[i] != NULL && i < 6; i++)
+        argv[i + 1] = args[i];
+    char *saved[3] = {NULL, NULL, NULL};
+    static const char *const vars[3] = {"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR"};
+    if (store != NULL) {
+        for (int i = 0; i < 3; i++)
+            saved[i] = strdup(getenv(vars[i]));
+        famtest_set_store_env(store);
+    }
+    pid_t pid;
+    int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+    if (store != NULL) {
+        for (int i = 0; i < 3; i++) {
+            setenv(vars[i], saved[i], 1);
+            free(saved[i]);
+        }
+    }
+    if (err != 0)
+        fail_msg("posix_spawn failed: %s", strerror(err));
+    int status;
+    if (waitpid(pid, &status, 0) != pid)
+        fail_msg("waitpid failed");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* FAMTEST_CHILD_CHECK fails a child mode (code run by famtest_run_self
+ * outside cmocka) with a status naming the line, after saying why. */
+#define FAMTEST_CHILD_CHECK(cond)                                                      \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "child: line %d: %s (%s)\n", __LINE__, #cond, fam_errmsg()); \
+            return 10 + (__LINE__ % 200);                                              \
+        }                                                                              \
+    } while (0)
+
+/* Child mode "--make-foreign": as user nobody (65534), on the store the
+ * environment names, makes region "foreign" (0777, data item-level
+ * permissions) with items that others may only read ("ro", 0644), only
+ * write ("wo", 0622) or both ("rw", 0666), and region "foreign-rl" (0644,
+ * region-level permissions) with item "doc" (0666). */
+static inline int famtest_make_foreign(void)
+{
+    if (setgid(65534) != 0 || setuid(65534) != 0) {
+        perror("child: setuid nobody");
+        return 2;
+    }
+    FAMTEST_CHILD_CHECK(fam_initialize("child", NULL) == 0);
+    fam_region_attr_t attr = {FAM_REDUNDANCY_NONE, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
+                              FAM_PERMISSION_DATAITEM};
+    fam_region_t *r = fam_create_region("foreign", 1 << 20, 0777, &attr);
+    FAMTEST_CHILD_CHECK(r != NULL);
+    FAMTEST_CHILD_CHECK(fam_allocate("ro", 4096, 0644, r) != NULL);
+    FAMTEST_CHILD_CHECK(fam_allocate("wo", 4096, 0622, r) != NULL);
+    FAMTEST_CHILD_CHECK(fam_allocate("rw", 4096, 0666, r) != NULL);
+    fam_region_t *rl = fam_create_region("foreign-rl", 1 << 20, 0644, NULL);
+    FAMTEST_CHILD_CHECK(rl != NULL);
+    FAMTEST_CHILD_CHECK(fam_allocate("doc", 64, 0666, rl) != NULL);
+    FAMTEST_CHILD_CHECK(fam_finalize("child") == 0);
+    return 0;
+}
+
+/* Checks how mode bits bind a user who is not the owner: a child running
+ * as nobody makes items on a store of their own ("--make-foreign"), and a
+ * second child, as this process's uid (root: the others class, with no
+ * bypass), runs the child mode check_flag on it (this process's store is
+ * locked while it is initialized). The owner itself is bound by no mode
+ * bits (as in OpenFAM), so only another user can show them. Skips unless
+ * root, which running a child as nobody needs. */
+static inline void famtest_with_foreign_store(const char *check_flag)
+{
+    if (geteuid() != 0) {
+        print_message("skipped: needs root to make items as a second user (nobody)\n");
+        skip();
+    }
+    char store[] = "/tmp/openfam-foreign-XXXXXX"; /* /tmp: nobody must reach it */
+    assert_non_null(mkdtemp(store));
+    assert_int_equal(chmod(store, 0777), 0);
+    char *make[] = {"--make-foreign", NULL};
+    char *check[] = {(char *)check_flag, NULL};
+    int made = famtest_run_self(make, store);
+    int checked = made == 0 ? famtest_run_self(check, store) : -1;
+    famtest_remove_dir(store);
+    assert_int_equal(made, 0);
+    assert_int_equal(checked, 0);
 }
 
 /* Unique, valid names within one run, so tests do not depend on each other. */

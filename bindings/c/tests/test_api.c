@@ -11,10 +11,6 @@
 #include "famtest.h"
 
 #include <pthread.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
-extern char **environ;
 
 static fam_region_t *g_region; /* region-level permissions, 0600, 32 MiB */
 
@@ -40,37 +36,6 @@ static void fill(uint8_t *buf, size_t n, unsigned seed)
 static fam_desc_t *new_item(uint64_t nbytes)
 {
     return assert_fam_ptr(fam_allocate(famtest_name("item"), nbytes, 0600, g_region));
-}
-
-/* Runs this executable again with args and returns its exit status (or
- * 128+signal). With store != NULL the child runs on that store instead of
- * this process's (which is locked while this process is initialized). */
-static int run_self(char *const args[], const char *store)
-{
-    char *argv[8] = {"/proc/self/exe"};
-    for (int i = 0; args[i] != NULL && i < 6; i++)
-        argv[i + 1] = args[i];
-    char *saved[3] = {NULL, NULL, NULL};
-    static const char *const vars[3] = {"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR"};
-    if (store != NULL) {
-        for (int i = 0; i < 3; i++)
-            saved[i] = strdup(getenv(vars[i]));
-        famtest_set_store_env(store);
-    }
-    pid_t pid;
-    int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
-    if (store != NULL) {
-        for (int i = 0; i < 3; i++) {
-            setenv(vars[i], saved[i], 1);
-            free(saved[i]);
-        }
-    }
-    if (err != 0)
-        fail_msg("posix_spawn failed: %s", strerror(err));
-    int status;
-    if (waitpid(pid, &status, 0) != pid)
-        fail_msg("waitpid failed");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* ---- before fam_initialize ------------------------------------------------ */
@@ -362,18 +327,19 @@ static void test_region_permissions(void **state)
     fam_stat_t st;
     assert_fam_ok(fam_stat_region(r, &st));
     assert_int_equal(st.perm & 0777, 0400);
-    /* With region-level permissions the region's mode governs its items, and
-     * the change applies to descriptors already open. */
-    assert_fam_null(fam_allocate("y", 64, 0600, r), FAM_ENOPERM);
-    assert_fam_err(fam_put_blocking(&v, d, 0, 8), FAM_ENOPERM);
-    assert_fam_err(fam_set_int64(d, 0, 7), FAM_ENOPERM);
+    /* The owner is bound by no mode bits, as in OpenFAM: it still allocates
+     * in its read-only region and writes its items through descriptors
+     * already open. (How the region's mode binds another user is checked in
+     * test_item_permissions_other_user and the Gherkin scenarios.) */
+    fam_desc_t *y = assert_fam_ptr(fam_allocate("y", 64, 0600, r));
+    assert_fam_ok(fam_put_blocking(&v, d, 0, 8));
+    assert_fam_ok(fam_set_int64(d, 0, 43));
     assert_fam_ok(fam_get_blocking(&got, d, 0, 8));
-    assert_int_equal(got, 42);
+    assert_int_equal(got, 43);
 
     assert_fam_ok(fam_change_region_permissions(r, 0600));
     v = 43;
     assert_fam_ok(fam_put_blocking(&v, d, 0, 8));
-    fam_desc_t *y = assert_fam_ptr(fam_allocate("y", 64, 0600, r));
 
     /* In a region-level region an item's own mode does not restrict it. */
     fam_desc_t *ro = assert_fam_ptr(fam_allocate("ro", 64, 0400, r));
@@ -636,6 +602,8 @@ static void test_garbage_and_null_handles(void **state)
     assert_fam_ok(fam_deallocate(good));
 }
 
+/* The owner is bound by no mode bits, as in OpenFAM: its own read-only,
+ * write-only and mode-0 items are read, written and mapped read-write. */
 static void test_item_permissions_dataitem_level(void **state)
 {
     (void)state;
@@ -644,59 +612,52 @@ static void test_item_permissions_dataitem_level(void **state)
     fam_region_t *r = assert_fam_ptr(fam_create_region("perm-items", 1 << 20, 0700, &attr));
     fam_desc_t *ro = assert_fam_ptr(fam_allocate("ro", 4096, 0400, r));
     fam_desc_t *wo = assert_fam_ptr(fam_allocate("wo", 4096, 0200, r));
-    fam_desc_t *rw = assert_fam_ptr(fam_allocate("rw", 4096, 0600, r));
-    uint64_t v = 5, got = 1, idx[1] = {0};
+    uint64_t v = 5, got = 1;
 
-    /* Read-only item: every write path refuses, reads work. */
-    assert_fam_err(fam_put_blocking(&v, ro, 0, 8), FAM_ENOPERM);
-    assert_nb_err(fam_put_nonblocking(&v, ro, 0, 8), fam_quiet(), FAM_ENOPERM);
-    assert_fam_err(fam_scatter_blocking_strided(&v, ro, 1, 0, 1, 8), FAM_ENOPERM);
-    assert_fam_err(fam_scatter_blocking_indexed(&v, ro, 1, idx, 8), FAM_ENOPERM);
-    assert_fam_err(fam_set_uint64(ro, 0, 1), FAM_ENOPERM);
-    assert_fam_err(fam_fetch_add_uint64(ro, 0, 1, &got), FAM_ENOPERM);
-    fam_wait_t *w = fam_copy(rw, 0, ro, 0, 8);
-    if (w == NULL)
-        assert_int_equal(fam_errcode(), FAM_ENOPERM);
-    else
-        assert_fam_err(fam_copy_wait(w), FAM_ENOPERM);
-    assert_fam_ok(fam_get_blocking(&got, ro, 0, 8));
+    assert_fam_ok(fam_put_blocking(&v, ro, 0, 8));
+    assert_fam_ok(fam_set_uint64(ro, 8, 9));
+    assert_fam_ok(fam_get_blocking(&got, wo, 0, 8));
     assert_int_equal(got, 0);
-    assert_fam_ok(fam_fetch_uint64(ro, 0, &got));
-    const uint64_t *mapped = assert_fam_ptr((const uint64_t *)fam_map(ro));
-    assert_int_equal(mapped[0], 0);
-    assert_fam_ok(fam_unmap((void *)mapped, ro));
-
-    /* Write-only item: every read path refuses, writes work. */
-    assert_fam_err(fam_get_blocking(&got, wo, 0, 8), FAM_ENOPERM);
-    assert_nb_err(fam_get_nonblocking(&got, wo, 0, 8), fam_quiet(), FAM_ENOPERM);
-    assert_fam_err(fam_gather_blocking_strided(&got, wo, 1, 0, 1, 8), FAM_ENOPERM);
-    assert_fam_err(fam_gather_blocking_indexed(&got, wo, 1, idx, 8), FAM_ENOPERM);
-    assert_fam_err(fam_fetch_uint64(wo, 0, &got), FAM_ENOPERM);
     assert_fam_ok(fam_put_blocking(&v, wo, 0, 8));
+    assert_fam_ok(fam_fetch_uint64(wo, 0, &got));
+    assert_int_equal(got, 5);
+    uint64_t *mapped = assert_fam_ptr((uint64_t *)fam_map(wo));
+    mapped[1] = 11;
+    assert_fam_ok(fam_unmap(mapped, wo));
+    assert_fam_ok(fam_get_blocking(&got, wo, 8, 8));
+    assert_int_equal(got, 11);
 
-    /* A permission change applies at once to the open descriptor. */
-    assert_fam_ok(fam_change_permissions(ro, 0600));
+    /* A change of its own item's mode, 0333 or 0, binds the owner to
+     * nothing, on the open descriptor and on one found again by name. */
+    assert_fam_ok(fam_change_permissions(ro, 0333));
     fam_stat_t st;
     assert_fam_ok(fam_stat(ro, &st));
-    assert_int_equal(st.perm & 0777, 0600);
-    assert_fam_ok(fam_put_blocking(&v, ro, 0, 8));
-    assert_fam_ok(fam_change_permissions(ro, 0400));
-    assert_fam_err(fam_put_blocking(&v, ro, 0, 8), FAM_ENOPERM);
+    assert_int_equal(st.perm & 0777, 0333);
     assert_fam_ok(fam_get_blocking(&got, ro, 0, 8));
     assert_int_equal(got, 5);
-    assert_fam_ok(fam_change_permissions(wo, 0600));
-    assert_fam_ok(fam_get_blocking(&got, wo, 0, 8));
-    assert_int_equal(got, 5);
-
-    /* The same descriptor found again by name carries the new mode. */
+    assert_fam_ok(fam_change_permissions(ro, 0));
+    v = 6;
+    assert_fam_ok(fam_put_blocking(&v, ro, 0, 8));
     fam_desc_t *ro2 = assert_fam_ptr(fam_lookup("ro", "perm-items"));
-    assert_fam_err(fam_put_blocking(&v, ro2, 0, 8), FAM_ENOPERM);
+    assert_fam_ok(fam_get_blocking(&got, ro2, 0, 8));
+    assert_int_equal(got, 6);
     assert_fam_ok(fam_close(ro2));
 
     assert_fam_ok(fam_deallocate(ro));
     assert_fam_ok(fam_deallocate(wo));
-    assert_fam_ok(fam_deallocate(rw));
+    assert_fam_ok(fam_change_region_permissions(r, 0));
     assert_fam_ok(fam_destroy_region(r));
+}
+
+/* Mode bits bind a user who is not the owner: items of user nobody (65534)
+ * checked by this process's uid (root, in the others class; root has no
+ * bypass). A child running as nobody makes them on a store of their own,
+ * and a second child checks them there (this process's store is locked
+ * while it is initialized). Needs root to run the first child as nobody. */
+static void test_item_permissions_other_user(void **state)
+{
+    (void)state;
+    famtest_with_foreign_store("--check-foreign");
 }
 
 static void test_item_global(void **state)
@@ -1546,7 +1507,7 @@ static void test_abort_ends_the_process(void **state)
     char store[4096];
     famtest_mkdtemp(store, sizeof store, "abort");
     char *args[] = {"--abort-child", NULL};
-    int status = run_self(args, store);
+    int status = famtest_run_self(args, store);
     famtest_remove_dir(store);
     assert_int_equal(status, 7);
 }
@@ -1608,18 +1569,76 @@ static void test_persistence_across_processes(void **state)
 {
     (void)state;
     char *args[] = {"--check-persist", NULL};
-    assert_int_equal(run_self(args, NULL), 0);
+    assert_int_equal(famtest_run_self(args, NULL), 0);
 }
 
 /* ---- child modes ------------------------------------------------------------------ */
 
-/* Runs in a new process on a store of its own (see run_self). */
+/* Runs in a new process on a store of its own (see famtest_run_self). */
 static int child_abort(void)
 {
     if (fam_initialize("child", NULL) != 0)
         return 90;
     fam_abort(7);
     return 91; /* fam_abort returned: a failure the parent reports as 91 */
+}
+
+/* As this process's uid, on nobody's store: the others' bits bind every
+ * data path. */
+static int child_check_foreign(void)
+{
+    FAMTEST_CHILD_CHECK(fam_initialize("child", NULL) == 0);
+    fam_desc_t *ro = fam_lookup("ro", "foreign");
+    fam_desc_t *wo = fam_lookup("wo", "foreign");
+    fam_desc_t *rw = fam_lookup("rw", "foreign");
+    FAMTEST_CHILD_CHECK(ro != NULL && wo != NULL && rw != NULL);
+    fam_stat_t st;
+    FAMTEST_CHILD_CHECK(fam_stat(ro, &st) == 0 && st.uid == 65534);
+    uint64_t v = 5, got = 1, idx[1] = {0};
+
+    /* Read-only item: every write path refuses, reads work. */
+    FAMTEST_CHILD_CHECK(fam_put_blocking(&v, ro, 0, 8) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_put_nonblocking(&v, ro, 0, 8) == -FAM_ENOPERM || fam_quiet() == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_scatter_blocking_strided(&v, ro, 1, 0, 1, 8) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_scatter_blocking_indexed(&v, ro, 1, idx, 8) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_set_uint64(ro, 0, 1) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_fetch_add_uint64(ro, 0, 1, &got) == -FAM_ENOPERM);
+    fam_wait_t *w = fam_copy(rw, 0, ro, 0, 8);
+    FAMTEST_CHILD_CHECK(w == NULL ? fam_errcode() == FAM_ENOPERM : fam_copy_wait(w) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_get_blocking(&got, ro, 0, 8) == 0 && got == 0);
+    FAMTEST_CHILD_CHECK(fam_fetch_uint64(ro, 0, &got) == 0);
+    const uint64_t *mapped = fam_map(ro);
+    FAMTEST_CHILD_CHECK(mapped != NULL && mapped[0] == 0);
+    FAMTEST_CHILD_CHECK(fam_unmap((void *)mapped, ro) == 0);
+
+    /* Write-only item: every read path refuses, writes work. */
+    FAMTEST_CHILD_CHECK(fam_get_blocking(&got, wo, 0, 8) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_get_nonblocking(&got, wo, 0, 8) == -FAM_ENOPERM || fam_quiet() == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_gather_blocking_strided(&got, wo, 1, 0, 1, 8) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_gather_blocking_indexed(&got, wo, 1, idx, 8) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_fetch_uint64(wo, 0, &got) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_map(wo) == NULL && fam_errcode() == FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_put_blocking(&v, wo, 0, 8) == 0);
+
+    /* Nor may a user who is not the owner change a mode, deallocate in a
+     * region it cannot write, or destroy it. */
+    FAMTEST_CHILD_CHECK(fam_change_permissions(ro, 0666) == -FAM_ENOPERM);
+    fam_region_t *r = fam_lookup_region("foreign");
+    FAMTEST_CHILD_CHECK(r != NULL);
+    FAMTEST_CHILD_CHECK(fam_change_region_permissions(r, 0700) == -FAM_ENOPERM);
+
+    /* Region-level permissions: the region's 0644 governs its item "doc",
+     * whatever the item's own 0666, and refuses allocation and destruction. */
+    fam_region_t *rl = fam_lookup_region("foreign-rl");
+    fam_desc_t *doc = fam_lookup("doc", "foreign-rl");
+    FAMTEST_CHILD_CHECK(rl != NULL && doc != NULL);
+    FAMTEST_CHILD_CHECK(fam_put_blocking(&v, doc, 0, 8) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_set_int64(doc, 0, 7) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_get_blocking(&got, doc, 0, 8) == 0 && got == 0);
+    FAMTEST_CHILD_CHECK(fam_allocate("y", 64, 0600, rl) == NULL && fam_errcode() == FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_destroy_region(rl) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_finalize("child") == 0);
+    return 0;
 }
 
 /* Runs in a new process on the parent's store, after the parent finalized. */
@@ -1667,6 +1686,10 @@ int main(int argc, char **argv)
         return child_abort();
     if (argc > 1 && strcmp(argv[1], "--check-persist") == 0)
         return child_check_persist();
+    if (argc > 1 && strcmp(argv[1], "--make-foreign") == 0)
+        return famtest_make_foreign();
+    if (argc > 1 && strcmp(argv[1], "--check-foreign") == 0)
+        return child_check_foreign();
 
     memset(NAME_LONGEST, 'n', OPENFAM_NAME_MAX);
     memset(NAME_TOO_LONG, 'n', OPENFAM_NAME_MAX + 1);
@@ -1694,6 +1717,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_item_deallocate_and_stale),
         cmocka_unit_test(test_garbage_and_null_handles),
         cmocka_unit_test(test_item_permissions_dataitem_level),
+        cmocka_unit_test(test_item_permissions_other_user),
         cmocka_unit_test(test_item_global),
         cmocka_unit_test(test_item_global_unnamed),
         cmocka_unit_test(test_item_global_bogus),

@@ -373,8 +373,9 @@ static void test_neighbouring_words(void **state)
     assert_fam_ok(fam_deallocate(d));
 }
 
-/* Atomics through a read-only item fail; reads are allowed. */
-static void test_atomics_need_permission(void **state)
+/* The owner is bound by no mode bits (as in OpenFAM): atomics on its own
+ * read-only and write-only items work. */
+static void test_atomics_owner_ignores_mode(void **state)
 {
     (void)state;
     fam_region_attr_t attr = {FAM_REDUNDANCY_NONE, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
@@ -386,20 +387,52 @@ static void test_atomics_need_permission(void **state)
     assert_non_null(ro);
     assert_non_null(wo);
     int64_t v;
-    double dv;
-    assert_fam_err(fam_set_int64(ro, 0, 1), FAM_ENOPERM);
-    assert_fam_err(fam_add_double(ro, 8, 1.0), FAM_ENOPERM);
-    assert_fam_err(fam_ctx_fetch_add_int64(g_ctx, ro, 0, 1, &v), FAM_ENOPERM);
-    assert_fam_err(fam_compare_swap_int64(ro, 0, 0, 1, &v), FAM_ENOPERM);
-    assert_fam_ok(fam_fetch_int64(ro, 0, &v));
-    assert_fam_ok(fam_ctx_fetch_double(g_ctx, ro, 8, &dv));
-    /* Fetching operations read, so write permission alone is not enough. */
-    assert_fam_err(fam_fetch_int64(wo, 0, &v), FAM_ENOPERM);
-    assert_fam_err(fam_fetch_add_int64(wo, 0, 1, &v), FAM_ENOPERM);
-    assert_fam_ok(fam_set_int64(wo, 0, 1));
+    assert_fam_ok(fam_set_int64(ro, 0, 1));
+    assert_fam_ok(fam_ctx_fetch_add_int64(g_ctx, ro, 0, 1, &v));
+    assert_int_equal(v, 1);
+    assert_fam_ok(fam_set_int64(wo, 0, 3));
+    assert_fam_ok(fam_fetch_add_int64(wo, 0, 1, &v));
+    assert_int_equal(v, 3);
+    assert_fam_ok(fam_change_permissions(wo, 0));
+    assert_fam_ok(fam_fetch_int64(wo, 0, &v));
+    assert_int_equal(v, 4);
     assert_fam_ok(fam_deallocate(ro));
     assert_fam_ok(fam_deallocate(wo));
     assert_fam_ok(fam_destroy_region(r));
+}
+
+/* Child mode "--check-foreign-atomics", as a user the mode bits bind (see
+ * famtest_with_foreign_store): atomics through a read-only item fail and
+ * reads are allowed; fetching atomics need read permission as well. */
+static int child_check_foreign_atomics(void)
+{
+    FAMTEST_CHILD_CHECK(fam_initialize("child", NULL) == 0);
+    fam_desc_t *ro = fam_lookup("ro", "foreign");
+    fam_desc_t *wo = fam_lookup("wo", "foreign");
+    fam_ctx_t *ctx = fam_context_open();
+    FAMTEST_CHILD_CHECK(ro != NULL && wo != NULL && ctx != NULL);
+    int64_t v;
+    double dv;
+    FAMTEST_CHILD_CHECK(fam_set_int64(ro, 0, 1) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_add_double(ro, 8, 1.0) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_ctx_fetch_add_int64(ctx, ro, 0, 1, &v) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_compare_swap_int64(ro, 0, 0, 1, &v) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_fetch_int64(ro, 0, &v) == 0);
+    FAMTEST_CHILD_CHECK(fam_ctx_fetch_double(ctx, ro, 8, &dv) == 0);
+    /* Fetching operations read, so write permission alone is not enough. */
+    FAMTEST_CHILD_CHECK(fam_fetch_int64(wo, 0, &v) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_fetch_add_int64(wo, 0, 1, &v) == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_set_int64(wo, 0, 1) == 0);
+    FAMTEST_CHILD_CHECK(fam_context_close(ctx) == 0);
+    FAMTEST_CHILD_CHECK(fam_finalize("child") == 0);
+    return 0;
+}
+
+/* Atomics through another user's read-only item fail; reads are allowed. */
+static void test_atomics_need_permission(void **state)
+{
+    (void)state;
+    famtest_with_foreign_store("--check-foreign-atomics");
 }
 
 #define REG_ARITH(T, CT, ISF)                                                             \
@@ -410,7 +443,10 @@ static void test_atomics_need_permission(void **state)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
+    if (argc > 1 && strcmp(argv[1], "--make-foreign") == 0)
+        return famtest_make_foreign();
+    if (argc > 1 && strcmp(argv[1], "--check-foreign-atomics") == 0)
+        return child_check_foreign_atomics();
     famtest_use_fresh_store("atomics", argv);
     const struct CMUnitTest tests[] = {
         ALL_TYPES(REG_ARITH)
@@ -419,6 +455,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_int128_def),
         cmocka_unit_test(test_int128_ctx),
         cmocka_unit_test(test_neighbouring_words),
+        cmocka_unit_test(test_atomics_owner_ignores_mode),
         cmocka_unit_test(test_atomics_need_permission),
     };
     int failed = cmocka_run_group_tests_name("atomics", tests, setup, teardown);
