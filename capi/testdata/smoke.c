@@ -111,10 +111,13 @@ int main(void)
     CHECK(fam_fetch_int128(d, 32, &got) == 0 && got == 9);
 #endif
 
-    /* the fast path follows permission changes and region remaps */
+    /* The fast path follows permission changes and region remaps. The owner
+     * is bound by no mode bits (as in OpenFAM), so its own chmod leaves it
+     * read and write; another user's open handles losing rights on a chmod
+     * is checked through famd by the Gherkin scenarios on the C ABI. */
     CHECK(fam_change_region_permissions(r, 0400) == 0); /* region-level permissions by default */
-    CHECK(fam_put_blocking(out, d, 128, 8) == -FAM_ENOPERM);
-    CHECK(fam_add_int64(d, 0, 1) == -FAM_ENOPERM);
+    CHECK(fam_put_blocking(out, d, 128, 8) == 0);
+    CHECK(fam_add_int64(d, 0, 1) == 0 && fam_subtract_int64(d, 0, 1) == 0);
     CHECK(fam_fetch_int64(d, 0, &old) == 0 && old == 42);
     CHECK(fam_change_region_permissions(r, 0600) == 0);
     CHECK(fam_resize_region(r, 4 << 20) == 0);
@@ -127,7 +130,8 @@ int main(void)
     fam_desc_t *di = fam_allocate("x", 64, 0600, ri);
     CHECK(di != NULL && fam_put_blocking(out, di, 0, 8) == 0);
     CHECK(fam_change_permissions(di, 0400) == 0);
-    CHECK(fam_put_blocking(out, di, 0, 8) == -FAM_ENOPERM);
+    CHECK(fam_put_blocking(out, di, 0, 8) == 0);
+    CHECK(fam_change_permissions(di, 0) == 0);
     CHECK(fam_get_blocking(in, di, 0, 8) == 0);
     CHECK(fam_destroy_region(ri) == 0);
     CHECK(fam_get_blocking(in, di, 0, 8) == -FAM_EINVAL);
