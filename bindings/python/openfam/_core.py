@@ -425,8 +425,10 @@ class Fam:
         Args:
             name: at most :data:`NAME_MAX` bytes of UTF-8, unique in the store.
             size: bytes; items are allocated inside it.
-            mode: permission bits, 0 to 0o777 (0o600: owner only); any other
-                bit raises InvalidArgument.
+            mode: permission bits, 0 to 0o777 (0o600: no one but the owner);
+                any other bit raises InvalidArgument. The bits bind every user
+                but the owner: as in OpenFAM, the owner may always read,
+                write, allocate in, resize and destroy its own region.
             persistent: keep the region on the persistent (disk) tier, where
                 it survives the process and a restart; otherwise volatile.
             interleave: stripe across memory servers (None: library default).
@@ -524,20 +526,21 @@ class Region:
     def resize(self, size: int) -> None:
         """Grows (or shrinks down to its last item) the region.
 
-        Needs write permission on the region (the owner's bits for the
-        owner), not ownership. Raises PermissionDenied, InvalidArgument.
+        The owner may always; anyone else needs write permission on the
+        region, not ownership. Raises PermissionDenied, InvalidArgument.
         """
         check(L.resize_region(self._h, int(size)))
 
     def chmod(self, mode: int) -> None:
-        """Changes the region's permission bits. Owner only."""
+        """Changes the region's permission bits. Owner only. The bits bind
+        other users at once (their open handles included), never the owner."""
         check(L.change_region_permissions(self._h, _mode(mode)))
 
     def destroy(self) -> None:
         """Destroys the region and every item in it, and releases the handle.
 
-        Needs write permission on the region (the owner's bits for the
-        owner), not ownership. Raises PermissionDenied.
+        The owner may always; anyone else needs write permission on the
+        region, not ownership. Raises PermissionDenied.
         """
         check(L.destroy_region(self._h))
         self._h = None
@@ -648,7 +651,9 @@ class DataItem:
     def chmod(self, mode: int) -> None:
         """Changes the item's permission bits. Owner only, and only in a region
         created with ``item_permissions=True`` (else PermissionDenied: the
-        region's mode governs its items)."""
+        region's mode governs its items). The bits bind other users at once
+        (their open handles included), never the owner, who may always read
+        and write its own item, as in OpenFAM."""
         check(L.change_permissions(self._h, _mode(mode)))
 
     # ---- data path ----------------------------------------------------------

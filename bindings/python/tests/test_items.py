@@ -168,8 +168,29 @@ def test_chmod_item(fam, item):
         it = r.allocate(64, "own")
         it.chmod(0o644)
         assert it.stat().mode == 0o644
+        # The owner is bound by no mode bits, as in OpenFAM.
+        it.put(b"kept")
+        it.chmod(0o333)
+        assert it.get(4) == b"kept"
+        it.chmod(0)
+        it.put(b"also")
+        assert it.get(4) == b"also"
     finally:
         r.destroy()
+
+
+def test_owner_ignores_region_mode(fam):
+    # As in OpenFAM: the owner allocates in its own read-only region and
+    # destroys it after changing its mode to 0.
+    r = fam.create_region(unique("ro"), 1 << 20, mode=0o444)
+    it = r.allocate(64, "x")
+    it.put(b"mine")
+    assert it.get(4) == b"mine"
+    r.chmod(0)
+    assert fam.lookup_region(r.name).stat().mode == 0
+    r.destroy()
+    with pytest.raises(openfam.NotFound):
+        fam.lookup_region(r.name)
 
 
 def test_deallocate_and_close(fam, region):
