@@ -216,9 +216,15 @@ const void *fam_get_option(const char *name);
  *   - A mode (perm) holds permission bits only: any bit outside 0777
  *     (setuid, setgid, sticky, file-type bits) fails with FAM_EINVAL, and
  *     the message names the value; nothing is created or changed.
- *   - Permissions are POSIX-like: the owner's bits apply to the owner, the
- *     group's to a caller of the owner's gid, the others' to anyone else;
- *     root gets no bypass. Read (r) and write (w) are used, x is kept. */
+ *   - Permissions are POSIX-like for everyone but the owner: the group's
+ *     bits apply to a caller of the owner's gid, the others' to anyone
+ *     else; root gets no bypass. Read (r) and write (w) are used, x is
+ *     kept. The owner is bound by no mode bits, as in OpenFAM (whose
+ *     metadata service checks a mode only when the caller is not the
+ *     owner): it may read, write, allocate in, resize and destroy its own
+ *     regions and items whatever their mode, so a program may create a
+ *     region 0444 and allocate in it, or change its own item to 0333 and
+ *     read it. A mode change reaches other users' open handles at once. */
 
 /* Creates a region of size bytes owned by the caller. attr may be NULL
  * (volatile unless configured otherwise, interleaved, region-level
@@ -226,21 +232,22 @@ const void *fam_get_option(const char *name);
  * FAM_ENOSPACE. */
 fam_region_t *fam_create_region(const char *name, uint64_t size, mode_t perm, fam_region_attr_t *attr);
 fam_region_t *fam_lookup_region(const char *name);
-/* Destroys the region and every item in it; releases r. Requires write
- * permission on the region, not ownership (as in OpenFAM, whose metadata
- * service checks the mode bits of a non-owner): another user with w in
- * the region's mode may destroy it. Unlike OpenFAM, an owner whose own
- * bits lack w is refused too (FAM_ENOPERM) until it changes the mode. */
+/* Destroys the region and every item in it; releases r. The owner may
+ * always, whatever the mode (as in OpenFAM); anyone else needs write
+ * permission on the region, not ownership: another user with w in the
+ * region's mode may destroy it. FAM_ENOPERM otherwise. */
 int fam_destroy_region(fam_region_t *r);
 /* Releases the handle r; the region stays. (Not in OpenFAM, whose region
  * descriptors are freed only by fam_destroy_region or finalize.) */
 int fam_close_region(fam_region_t *r);
 /* Grows (or shrinks down to the end of its last item) the region in place;
- * item offsets do not change. Requires write permission on the region, not
- * ownership (as in OpenFAM); FAM_ENOPERM otherwise. */
+ * item offsets do not change. The owner may always; anyone else needs write
+ * permission on the region, not ownership (as in OpenFAM); FAM_ENOPERM
+ * otherwise. */
 int fam_resize_region(fam_region_t *r, uint64_t nbytes);
 /* Sets the region's mode (bits within 0777). Owner only: FAM_ENOPERM for
- * anyone else. */
+ * anyone else. The new mode binds other users at once, their open handles
+ * included; it never binds the owner. */
 int fam_change_region_permissions(fam_region_t *r, mode_t perm);
 int fam_stat_region(fam_region_t *r, fam_stat_t *out);
 int fam_region_global(fam_region_t *r, fam_global_desc_t *out);
@@ -250,7 +257,9 @@ fam_region_t *fam_region_from_global(fam_global_desc_t g);
 /* ---- Data items --------------------------------------------------------- */
 
 /* Allocates nbytes in region r. name NULL makes an unnamed item, reachable
- * only through its global descriptor. Requires write permission on r. */
+ * only through its global descriptor. The region's owner may always
+ * allocate in it (as in OpenFAM, even in a region of mode 0444); anyone else
+ * needs write permission on r. */
 fam_desc_t *fam_allocate(const char *name, uint64_t nbytes, mode_t perm, fam_region_t *r);
 fam_desc_t *fam_lookup(const char *item, const char *region);
 /* Frees the item's memory and name and releases d. */
@@ -258,7 +267,8 @@ int fam_deallocate(fam_desc_t *d);
 /* Releases d; the item stays. */
 int fam_close(fam_desc_t *d);
 /* Sets the item's mode (bits within 0777). Owner only: FAM_ENOPERM for
- * anyone else. */
+ * anyone else. The new mode binds other users at once, their open handles
+ * included; it never binds the owner. */
 int fam_change_permissions(fam_desc_t *d, mode_t perm);
 int fam_stat(fam_desc_t *d, fam_stat_t *out);
 int fam_desc_global(fam_desc_t *d, fam_global_desc_t *out);
@@ -313,6 +323,8 @@ int fam_copy_wait(fam_wait_t *w);
  *     fam_restore_region read on the backup and write on r. FAM_ENOPERM
  *     otherwise, with nothing written or allocated.
  *   - fam_delete_backup needs to own the backup or have write on it.
+ *   - The backup's owner, like the owner of a region or item, is bound by
+ *     none of its mode bits.
  *   - fam_list_backup shows only the backups the caller may read.
  * A backup written by a version whose header recorded no access (before
  * this rule) is treated as owned by the backup file's owner (famd's user,
