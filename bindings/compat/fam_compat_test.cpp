@@ -262,6 +262,37 @@ TEST(Region, NullAttributesDefaultsAndBadNames) {
     EXPECT_THROW(my_fam->fam_destroy_region(NULL), Fam_Exception);
 }
 
+// As in OpenFAM, whose metadata service checks modes only for callers who
+// are not the owner: the owner allocates in its own 0444 region, reads its
+// own item after changing it to 0333, and destroys its region after
+// changing it to 0.
+TEST(Region, OwnerIsBoundByNoModeBits) {
+    std::string n = uniq("ownro");
+    Fam_Region_Descriptor *rd = my_fam->fam_create_region(n.c_str(), 1 << 20, 0444, NULL);
+    Fam_Descriptor *item = my_fam->fam_allocate("x", 64, 0600, rd);
+    uint64_t v = 42, got = 0;
+    my_fam->fam_put_blocking(&v, item, 0, sizeof v);
+    my_fam->fam_get_blocking(&got, item, 0, sizeof got);
+    EXPECT_EQ(got, 42u);
+
+    std::string d = uniq("owndi");
+    Fam_Region_Attributes attr = {};
+    attr.permissionLevel = DATAITEM;
+    Fam_Region_Descriptor *rdi = my_fam->fam_create_region(d.c_str(), 1 << 20, 0600, &attr);
+    Fam_Descriptor *own = my_fam->fam_allocate("own", 64, 0600, rdi);
+    my_fam->fam_put_blocking(&v, own, 0, sizeof v);
+    my_fam->fam_change_permissions(own, 0333);
+    got = 0;
+    my_fam->fam_get_blocking(&got, own, 0, sizeof got);
+    EXPECT_EQ(got, 42u);
+    EXPECT_EQ(my_fam->fam_fetch_uint64(own, 0), 42u);
+
+    my_fam->fam_change_permissions(rdi, 0);
+    my_fam->fam_destroy_region(rdi);
+    EXPECT_EQ(FAM_ERROR_OF(my_fam->fam_lookup_region(d.c_str())), FAM_ERR_NOTFOUND);
+    my_fam->fam_destroy_region(rd);
+}
+
 TEST(Region, SettersOverrideGetters) {
     Fam_Region_Descriptor empty;
     EXPECT_EQ(empty.get_desc_status(), DESC_UNINITIALIZED);
