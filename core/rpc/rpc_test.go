@@ -442,6 +442,16 @@ func TestOpenFD(t *testing.T) {
 	check(c.ChangeItemPermissions(ctx(t), &pb.ChangeItemPermissionsRequest{Key: b.GetKey(), Mode: 0o400})).ok(t, "ChangeItemPermissions own")
 	b2 := check(c.ItemAt(ctx(t), &pb.ItemAtRequest{RegionId: mr.GetId(), Offset: b.GetOffset()})).ok(t, "ItemAt own").GetItem()
 	checkFD(b2.GetKey(), b.GetOffset(), 3, unix.O_RDWR)
+	// Listings report the same rights: read and write for the owner.
+	items := check(c.ListItems(ctx(t), &pb.ListItemsRequest{RegionId: mr.GetId()})).ok(t, "ListItems").GetItems()
+	if len(items) != 1 || items[0].GetRights() != uint32(core.RightRead|core.RightWrite) {
+		t.Fatalf("ListItems of the owner's 0400 item: %v, want rights 3", items)
+	}
+	// And the group member's rights on the owner's 0640 item: read only.
+	items = check(c.ListItems(ctx(t), &pb.ListItemsRequest{RegionId: r.GetId()})).ok(t, "ListItems member").GetItems()
+	if len(items) != 1 || items[0].GetRights() != uint32(core.RightRead) {
+		t.Fatalf("ListItems of another user's 0640 item for a group member: %v, want rights 1", items)
+	}
 }
 
 func TestBarrier(t *testing.T) {
