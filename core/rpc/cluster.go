@@ -330,7 +330,7 @@ func layoutOf(rec metadata.Region) stripe.Layout {
 }
 
 func segmentOf(rec metadata.Region) *pb.Segment {
-	return &pb.Segment{RegionId: rec.ID, Size: layoutOf(rec).SegmentSize(rec.Size),
+	return &pb.Segment{RegionId: rec.ID, Size: layoutOf(rec).SegmentSize(core.Capacity(rec)),
 		Persistent: core.MemoryType(rec.MemoryType) == core.Persistent}
 }
 
