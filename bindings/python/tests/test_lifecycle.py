@@ -4,7 +4,7 @@ import pytest
 
 import openfam
 
-from conftest import unique
+from conftest import run_python, unique
 
 
 def test_alone_is_pe_zero_of_one(fam):
@@ -67,3 +67,35 @@ def test_finalize_then_initialize_again(fam):
 def test_group_must_be_str():
     with pytest.raises(TypeError):
         openfam.Fam(group=3).initialize()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", ["finalize", "destroy", "with-block"])
+def test_array_outliving_its_memory_never_crashes(private_store, how):
+    # A numpy view from as_array() that outlives fam.finalize(), the
+    # region's destroy() or the end of a `with openfam.Fam()` block used to
+    # kill the interpreter (exit 139) on its next read: the mapping under
+    # it was unmapped. It now reads zeros.
+    code = """
+import sys, openfam
+how = sys.argv[1]
+if how == "with-block":
+    with openfam.Fam() as f:
+        r = f.create_region("gone", 1 << 20)
+        a = r.allocate(4096, "x").as_array()
+        a[:4] = 7
+else:
+    f = openfam.Fam()
+    f.initialize()
+    r = f.create_region("gone", 1 << 20)
+    a = r.allocate(4096, "x").as_array()
+    a[:4] = 7
+    if how == "finalize":
+        f.finalize()
+    else:
+        r.destroy()
+a[5] = 1
+print("read", int(a[0]), int(a[5]))
+"""
+    r = run_python(code, private_store, args=[how])
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert r.stdout.startswith("read "), r.stdout
