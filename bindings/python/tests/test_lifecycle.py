@@ -99,3 +99,23 @@ print("read", int(a[0]), int(a[5]))
     r = run_python(code, private_store, args=[how])
     assert r.returncode == 0, (r.returncode, r.stderr)
     assert r.stdout.startswith("read "), r.stdout
+
+
+def test_calls_before_initialize_say_not_initialized(private_store):
+    # They used to raise AttributeError: 'types.SimpleNamespace' object has
+    # no attribute ... (in a fresh interpreter, where nothing loaded the
+    # library yet).
+    code = """
+import openfam
+f = openfam.Fam()
+for call in (lambda: f.create_region("x", 1 << 20), lambda: f.lookup_region("x"),
+             lambda: f.lookup("i", "x"), f.quiet, f.progress):
+    try:
+        call()
+        print("no error")
+    except openfam.InvalidArgument as e:
+        print("not initialized" in str(e), e.code)
+"""
+    r = run_python(code, private_store)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[:5] == ["True 4"] * 5, r.stdout
