@@ -25,7 +25,7 @@ func startFamd(t *testing.T, o embed.Options) *embed.Famd {
 func client(t *testing.T, server, tokenFile string) *core.Fam {
 	t.Helper()
 	o := core.DefaultOptions()
-	o.Server, o.TokenFile, o.Timeout = server, tokenFile, 3*time.Second
+	o.Server, o.TokenFile, o.Timeout = server, tokenFile, 60*time.Second
 	o.PEID, o.PECount = 0, 1
 	f, err := core.Initialize(o)
 	if err != nil {
@@ -302,9 +302,9 @@ func TestRevocationReachesMappedItems(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited 5s for %s", what)
+			t.Fatalf("waited 60s for %s", what)
 		}
 	}
 }

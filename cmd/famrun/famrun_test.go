@@ -131,10 +131,10 @@ func processGone(pid int) bool {
 	return i >= 0 && len(s) > i+2 && (s[i+2] == 'Z' || s[i+2] == 'X')
 }
 
-// waitGone waits up to 5 s for pid to exit.
+// waitGone waits up to 60 s (a deadline for a loaded machine) for pid to exit.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if processGone(pid) {
 			return
 		}
@@ -157,10 +157,10 @@ func readPid(t *testing.T, path string) int {
 	return pid
 }
 
-// waitFile waits up to 10 s for path to exist.
+// waitFile waits up to 60 s for path to exist.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(path); err == nil {
 			return
 		}
@@ -311,9 +311,9 @@ func TestSignalsAreForwarded(t *testing.T) {
 	go func() { cmd.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("famrun did not end after SIGTERM")
+		t.Fatal("famrun did not end within 60s of SIGTERM")
 	}
 	if c := cmd.ProcessState.ExitCode(); c != 5 {
 		t.Errorf("exit %d, want the PEs' 5; stderr:\n%s", c, se.String())
@@ -580,7 +580,7 @@ func TestPrivateFamdFailsToStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The record's last line is written just before famd says anything.
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if b, _ := os.ReadFile(rec); strings.Contains(string(b), "shm ") {
 				break
 			}
