@@ -27,3 +27,9 @@ setup-go: ## download the Go release go.mod needs from the Go module proxy, for 
 	@$(SETUP_ENV) sh mk/setup.sh setup-go
 
 deps: setup ## the same as setup (kept for old scripts)
+
+.PHONY: test-setup
+test-setup: ## tests of the set-up step with fake go commands and package lists (installs nothing)
+	tests/setup_test.sh
+
+TEST_TARGETS += test-setup
