@@ -9,9 +9,10 @@
 
 STRESS_COUNT ?= 3
 STRESS_HOGS  ?= 2
-# The packages that start famds, memory servers or clients of them, and
-# the rest of the Go core.
-STRESS_PKGS  ?= $(sort $(GO_PKGS) $(FAMD_PKGS) $(TOOLS_PKGS) ./capi/)
+# Every Go test package: the core, famd and its tools (which start famds,
+# memory servers and clients of them), the C ABI's Go tests and the Gherkin
+# scenarios on both backends.
+STRESS_PKGS  ?= $(sort $(GO_PKGS) $(FAMD_PKGS) $(TOOLS_PKGS) ./capi/ ./features/)
 
 .PHONY: test-stress
 
