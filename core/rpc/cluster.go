@@ -451,8 +451,16 @@ func (c *Cluster) revoke(servers []uint64, key transport.Key) {
 	wg.Wait()
 }
 
-// owe records that m's incarnation still honours key.
+// owe records that m's incarnation still honours key. Lock order: c.mu,
+// then c.omu.
 func (c *Cluster) owe(m *member, key transport.Key) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.members[m.rec.ID]; cur != nil && cur.rec.Secret != m.rec.Secret {
+		// The server rejoined with a new secret while the call was out:
+		// it restarted, and the incarnation that held the key is gone.
+		return
+	}
 	c.omu.Lock()
 	defer c.omu.Unlock()
 	o := c.owed[m.rec.ID]
@@ -495,34 +503,35 @@ func (c *Cluster) retryRevokes() {
 // revocation: taking it off the list before the answer would report it
 // delivered while the server still honours it.
 func (c *Cluster) retryOwed() {
-	c.omu.Lock()
-	ids := make([]uint64, 0, len(c.owed))
-	for id := range c.owed {
-		ids = append(ids, id)
+	type batch struct {
+		m    *member
+		o    *owedRevocations
+		keys [][]byte
 	}
-	c.omu.Unlock()
-	var wg sync.WaitGroup
-	for _, id := range ids {
-		c.mu.Lock()
+	var batches []batch
+	var moot []string
+	c.mu.Lock()
+	c.omu.Lock()
+	for id, o := range c.owed {
 		m := c.members[id]
-		c.mu.Unlock()
-		c.omu.Lock()
-		o := c.owed[id]
-		var keys [][]byte
-		if o != nil {
-			keys = slices.Clone(o.keys)
-		}
-		if o != nil && m != nil && o.secret != m.rec.Secret {
+		switch {
+		case m == nil:
+		case o.secret != m.rec.Secret:
 			// The server restarted (it rejoined with a new secret): the
 			// incarnation that held these keys is gone.
 			delete(c.owed, id)
-			c.logf("famd: memory server %d restarted; the %d revocations it owed are moot", id, len(keys))
-			keys = nil
+			moot = append(moot, fmt.Sprintf("famd: memory server %d restarted; the %d revocations it owed are moot", id, len(o.keys)))
+		case len(o.keys) > 0:
+			batches = append(batches, batch{m, o, slices.Clone(o.keys)})
 		}
-		c.omu.Unlock()
-		if len(keys) == 0 || m == nil {
-			continue
-		}
+	}
+	c.omu.Unlock()
+	c.mu.Unlock()
+	for _, line := range moot {
+		c.logf("%s", line)
+	}
+	var wg sync.WaitGroup
+	for _, b := range batches {
 		wg.Add(1)
 		// One server that does not answer must not hold up the others.
 		go func() {
@@ -530,19 +539,20 @@ func (c *Cluster) retryOwed() {
 			// gRPC waits longer and longer between attempts to reach a
 			// server that is down (up to two minutes); try again now, so a
 			// server that came back gets its revocations within a second.
-			m.conn.ResetConnectBackoff()
-			if err := c.sendRevokes(m, keys); err != nil {
+			b.m.conn.ResetConnectBackoff()
+			if err := c.sendRevokes(b.m, b.keys); err != nil {
 				return
 			}
+			id := b.m.rec.ID
 			c.omu.Lock()
-			if c.owed[id] == o {
-				o.keys = o.keys[len(keys):]
-				if len(o.keys) == 0 {
+			if c.owed[id] == b.o {
+				b.o.keys = b.o.keys[len(b.keys):]
+				if len(b.o.keys) == 0 {
 					delete(c.owed, id)
 				}
 			}
 			c.omu.Unlock()
-			c.logf("famd: memory server %d took %d owed revocations", id, len(keys))
+			c.logf("famd: memory server %d took %d owed revocations", id, len(b.keys))
 		}()
 	}
 	wg.Wait()

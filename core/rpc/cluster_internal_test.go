@@ -190,3 +190,44 @@ func TestRestartedServerOwesNothing(t *testing.T) {
 	}
 	waitOwed(t, c)
 }
+
+// A revocation that fails on a server's previous incarnation after the
+// server rejoined with a new secret (a restart) is moot, and must not
+// replace what the new incarnation is owed: that key would stay honoured.
+func TestLateFailureOnRestartedServerKeepsNewOwedRevocations(t *testing.T) {
+	o := owedSetup(t)
+	c, id := o.c, o.id
+	c.mu.Lock()
+	old := c.members[id]
+	c.mu.Unlock()
+	ms2, err := memserver.New(memserver.Options{DataDir: o.dataDir, ShmDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms2.Close()
+	addr2, stop := serveMemory(t, ms2, "127.0.0.1:0")
+	if again, err := c.join(&pb.JoinRequest{Uuid: ms2.UUID(), Control: addr2, DataTcp: "127.0.0.1:1", Secret: []byte(ms2.Secret())}); err != nil || again != id {
+		t.Fatalf("rejoin: id %d, %v; want id %d", again, err, id)
+	}
+	var key2 transport.Key
+	key2[0] = 43
+	seg := &pb.Segment{RegionId: 1, Size: 1 << 20}
+	if rep, err := ms2.Grant(context.Background(), &pb.GrantRequest{Segment: seg, Key: key2[:], End: 4096, Rights: 3, Epoch: c.epoch}); err != nil || rep.GetErr() != nil {
+		t.Fatalf("grant: %v %v", err, rep.GetErr())
+	}
+	stop()
+	c.revoke([]uint64{id}, key2)
+	// The call to the old incarnation that was still out fails now.
+	var key3 transport.Key
+	key3[0] = 44
+	c.owe(old, key3)
+	if n := c.Owed(); n != 1 {
+		t.Fatalf("Owed() = %d, want 1 (the new incarnation's key only)", n)
+	}
+	_, stop = serveMemory(t, ms2, addr2)
+	defer stop()
+	waitOwed(t, c)
+	if _, _, ok := ms2.Resolve(key2); ok {
+		t.Fatal("the restarted memory server still honours a revoked key")
+	}
+}
