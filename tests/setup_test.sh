@@ -11,10 +11,13 @@
 #   tests/setup_test.sh
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-setup=$top/mk/setup.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
+# A copy the other user can read (the checkout may be private).
+setup=$work/setup.sh
+cp "$top/mk/setup.sh" "$setup"
+chmod 755 "$setup"
 fail() { echo "setup_test: FAIL: $*"; exit 1; }
 
 # A package every Debian system has, and one no system has.
@@ -26,7 +29,7 @@ no_pkg=openfam-no-such-package
 run_as_user() {
   if [ "$(id -u)" = 0 ]; then
     mkdir -p "$work/home" && chown 65534 "$work/home"
-    setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$work/home" "$@"
+    (cd "$work" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$work/home" "$@")
   else
     env HOME="$work/home" "$@"
   fi
