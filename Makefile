@@ -3,11 +3,11 @@
 # Each area adds its own targets in mk/<area>.mk and appends to the lists
 # below, so areas do not edit each other's rules.
 
-# Go: go.mod needs GO_WANT or newer. When the go on PATH is older (Debian's
-# is), make uses the release `make setup-go` downloaded (GO_TOOLCHAIN), and
-# puts it first on PATH for the tools make runs (pip builds the library with
-# make too).
-GO_WANT      := 1.26
+# Go: go.mod's go line is the oldest release that builds the module
+# (GO_WANT). When the go on PATH is older (Debian's is), make uses the
+# release `make setup-go` downloaded (GO_TOOLCHAIN), and puts it first on
+# PATH for the tools make runs (pip builds the library with make too).
+GO_WANT      := $(shell sed -n 's/^go \([0-9]*\.[0-9]*\).*/\1/p' go.mod)
 GO_TOOLCHAIN := go1.26.8
 ifndef GO
 GO := $(shell GO_WANT=$(GO_WANT) GO_TOOLCHAIN=$(GO_TOOLCHAIN) sh mk/setup.sh go-path)
