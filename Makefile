@@ -3,7 +3,18 @@
 # Each area adds its own targets in mk/<area>.mk and appends to the lists
 # below, so areas do not edit each other's rules.
 
-GO       ?= go
+# Go: go.mod's go line is the oldest release that builds the module
+# (GO_WANT). When the go on PATH is older (Debian's is), make uses the
+# release `make setup-go` downloaded (GO_TOOLCHAIN), and puts it first on
+# PATH for the tools make runs (pip builds the library with make too).
+GO_WANT      := $(shell sed -n 's/^go \([0-9]*\.[0-9]*\).*/\1/p' go.mod)
+GO_TOOLCHAIN := go1.26.8
+ifndef GO
+GO := $(shell GO_WANT=$(GO_WANT) GO_TOOLCHAIN=$(GO_TOOLCHAIN) sh mk/setup.sh go-path)
+endif
+ifneq ($(filter /%,$(GO)),)
+export PATH := $(patsubst %/,%,$(dir $(GO))):$(PATH)
+endif
 CC       ?= gcc
 CXX      ?= g++
 PREFIX   ?= /usr/local
@@ -22,28 +33,33 @@ TEST_TARGETS   :=
 VERIFY_TARGETS :=
 DEMO_TARGETS   :=
 CLEAN_PATHS    := $(BUILD)
-# Debian packages and PyPI packages the tests need; `make deps` installs them.
+# Debian packages and PyPI packages the build and tests need; `make setup`
+# (run by test, demo and verify) installs them.
 DEPS_APT       :=
 DEPS_PIP       :=
 
 include $(sort $(wildcard mk/*.mk))
 
 .DEFAULT_GOAL := all
-.PHONY: all test verify demo deps clean help install
+.PHONY: all test verify demo clean help install
 
 all: $(ALL_TARGETS) ## build the library, headers, tools and examples
 
-test: $(TEST_TARGETS) ## run every test suite
+# test, demo and verify run `make setup` first, then their parts in a make
+# of their own, which picks up a Go toolchain setup just downloaded. test
+# keeps going after a failing suite (-k), so that one failure does not hide
+# the results of the suites after it; make still fails at the end.
+test: ## set up (make setup), then run every test suite
+	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory -k $(TEST_TARGETS)
 
-verify: $(VERIFY_TARGETS) ## formatting, vet, generated files, exported symbols
+verify: ## set up (make setup), then formatting, vet, generated files, exported symbols
+	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory -k $(VERIFY_TARGETS)
 
-demo: $(DEMO_TARGETS) ## run the demo on the embedded default (no daemon)
-
-deps: ## install the Debian and PyPI packages the tests need (needs root)
-	@if [ -n "$(strip $(DEPS_APT))" ]; then \
-	  missing=""; for p in $(DEPS_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi; fi
-	@if [ -n "$(strip $(DEPS_PIP))" ]; then python3 -m pip install -q $(DEPS_PIP); fi
+demo: ## set up (make setup), then run the demo on the embedded default (no daemon)
+	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory $(DEMO_TARGETS)
 
 clean: ## remove build outputs
 	rm -rf $(CLEAN_PATHS)

@@ -2,7 +2,10 @@ package core
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gofam/openfam/core/amo"
 )
@@ -77,5 +80,45 @@ func BenchmarkFetchAddInt64(b *testing.B) {
 		if _, err := AtomicFetch(f.Default(), it, 0, amo.Add, int64(1)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSmallItemMemory reports the file-system bytes each 128-byte item
+// costs (bytes/item: the heap files' allocated blocks over the item count)
+// with every item of one mode, against items alternating between two modes,
+// whose heap files are separate (see storage.go):
+//
+//	go test -run '^$' -bench SmallItemMemory -benchtime 10000x ./core/
+func BenchmarkSmallItemMemory(b *testing.B) {
+	for _, modes := range [][]uint32{{0o600}, {0o600, 0o640}} {
+		b.Run(fmt.Sprintf("modes=%d", len(modes)), func(b *testing.B) {
+			f, _ := benchFam(b)
+			r, err := f.CreateRegion("small", 1<<30, 0o600, RegionAttr{PermLevel: PermDataItem})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := f.Default()
+			one := []byte{1}
+			for i := 0; i < b.N; i++ {
+				it, err := r.Allocate("", 128, modes[i%len(modes)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Touch the item so its page is really there.
+				if err := c.Put(one, it, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			files, _ := filepath.Glob(f.opts.ShmDir + "/*")
+			var used int64
+			for _, p := range files {
+				var st unix.Stat_t
+				if unix.Stat(p, &st) == nil {
+					used += st.Blocks * 512
+				}
+			}
+			b.ReportMetric(float64(used)/float64(b.N), "bytes/item")
+		})
 	}
 }

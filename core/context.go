@@ -28,6 +28,29 @@ type Context struct {
 	calls []pendingCall
 	// fenced is how many of calls a Fence has already waited for.
 	fenced int
+	// deferred is the first failure of a non-blocking operation that
+	// ended before reaching the wire; Quiet reports it.
+	deferred error
+}
+
+// nbResult is what a non-blocking call returns for err: as in OpenFAM,
+// failures of the operation itself (no permission, an unreachable
+// server) are reported by the fam_quiet that completes it, not by the
+// call that issued it; bad arguments are still refused at once.
+func (c *Context) nbResult(nb bool, err error) error {
+	if !nb || err == nil {
+		return err
+	}
+	switch CodeOf(err) {
+	case CodeNoPerm, CodeRPC, CodeTimeout, CodeResource, CodeMemory:
+		c.cmu.Lock()
+		if c.deferred == nil {
+			c.deferred = err
+		}
+		c.cmu.Unlock()
+		return nil
+	}
+	return err
 }
 
 type pendingCall struct {
@@ -111,7 +134,7 @@ func (c *Context) transferNB(op string, buf []byte, it *Item, off uint64, write,
 	}
 	v, err := it.use(op, need)
 	if err != nil {
-		return err
+		return c.nbResult(nb, err)
 	}
 	if buf == nil {
 		return Errorf(CodeInvalid, op, "local buffer is NULL")
@@ -124,7 +147,7 @@ func (c *Context) transferNB(op string, buf []byte, it *Item, off uint64, write,
 		// collects the reply.
 		d, err := it.plane(op, v)
 		if err != nil {
-			return err
+			return c.nbResult(nb, err)
 		}
 		var call *transport.Call
 		if write {
@@ -139,14 +162,14 @@ func (c *Context) transferNB(op string, buf []byte, it *Item, off uint64, write,
 	}
 	if v.mem == nil {
 		if _, err := it.plane(op, v); err != nil {
-			return err
+			return c.nbResult(nb, err)
 		}
-		return it.remoteData(op, func(v *itemView) error {
+		return c.nbResult(nb, it.remoteData(op, func(v *itemView) error {
 			if write {
 				return v.dp.Put(v.key, off, buf)
 			}
 			return v.dp.Get(v.key, off, buf)
-		})
+		}))
 	}
 	if write {
 		copy(v.mem[off:], buf)
@@ -218,7 +241,7 @@ func elements(op string, it *Item, size uint64, buf []byte, n, esize uint64, at 
 	return offs, nil
 }
 
-func (c *Context) gs(op string, buf []byte, it *Item, n, esize uint64, gather bool, at func(i uint64) (uint64, bool)) error {
+func (c *Context) gs(op string, nb bool, buf []byte, it *Item, n, esize uint64, gather bool, at func(i uint64) (uint64, bool)) error {
 	if err := c.check(op); err != nil {
 		return err
 	}
@@ -228,7 +251,7 @@ func (c *Context) gs(op string, buf []byte, it *Item, n, esize uint64, gather bo
 	}
 	v, err := it.use(op, need)
 	if err != nil {
-		return err
+		return c.nbResult(nb, err)
 	}
 	offs, err := elements(op, it, v.size, buf, n, esize, at)
 	if err != nil {
@@ -241,15 +264,15 @@ func (c *Context) gs(op string, buf []byte, it *Item, n, esize uint64, gather bo
 			idx[i] = o / esize
 		}
 		if _, err := it.plane(op, v); err != nil {
-			return err
+			return c.nbResult(nb, err)
 		}
-		return it.remoteData(op, func(v *itemView) error {
+		return c.nbResult(nb, it.remoteData(op, func(v *itemView) error {
 			d := v.dp
 			if gather {
 				return d.GatherIndexed(v.key, buf[:n*esize], idx, esize)
 			}
 			return d.ScatterIndexed(v.key, buf[:n*esize], idx, esize)
-		})
+		}))
 	}
 	// Validate everything first so that a bad element leaves the item
 	// untouched rather than half scattered.
@@ -269,26 +292,26 @@ func (c *Context) gs(op string, buf []byte, it *Item, n, esize uint64, gather bo
 // form (dst must then stay untouched until Quiet). Nothing is read if any
 // element is out of range (CodeOutOfRange).
 func (c *Context) GatherStrided(dst []byte, it *Item, n, first, stride, esize uint64, nb bool) error {
-	return c.gs(gsName(true, nb, "strided"), dst, it, n, esize, true, stridedAt(first, stride))
+	return c.gs(gsName(true, nb, "strided"), nb, dst, it, n, esize, true, stridedAt(first, stride))
 }
 
 // ScatterStrided writes n dense elements of src to the item, element i at
 // byte (first + i*stride)*esize. Nothing is written if any element is out
 // of range.
 func (c *Context) ScatterStrided(src []byte, it *Item, n, first, stride, esize uint64, nb bool) error {
-	return c.gs(gsName(false, nb, "strided"), src, it, n, esize, false, stridedAt(first, stride))
+	return c.gs(gsName(false, nb, "strided"), nb, src, it, n, esize, false, stridedAt(first, stride))
 }
 
 // GatherIndexed reads len(index) elements, element i from item byte
 // index[i]*esize, into dst densely.
 func (c *Context) GatherIndexed(dst []byte, it *Item, index []uint64, esize uint64, nb bool) error {
-	return c.gs(gsName(true, nb, "indexed"), dst, it, uint64(len(index)), esize, true, indexedAt(index))
+	return c.gs(gsName(true, nb, "indexed"), nb, dst, it, uint64(len(index)), esize, true, indexedAt(index))
 }
 
 // ScatterIndexed writes len(index) dense elements of src, element i to item
 // byte index[i]*esize.
 func (c *Context) ScatterIndexed(src []byte, it *Item, index []uint64, esize uint64, nb bool) error {
-	return c.gs(gsName(false, nb, "indexed"), src, it, uint64(len(index)), esize, false, indexedAt(index))
+	return c.gs(gsName(false, nb, "indexed"), nb, src, it, uint64(len(index)), esize, false, indexedAt(index))
 }
 
 func stridedAt(first, stride uint64) func(uint64) (uint64, bool) {
@@ -416,8 +439,9 @@ func (c *Context) Quiet() error {
 	c.cmu.Lock()
 	calls := c.calls
 	c.calls, c.fenced = nil, 0
+	first := c.deferred
+	c.deferred = nil
 	c.cmu.Unlock()
-	var first error
 	for _, pc := range calls {
 		if err := pc.call.Wait(); err != nil && first == nil {
 			first = c.f.remote.dataErr(pc.op, err)

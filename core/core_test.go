@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -142,10 +143,10 @@ func TestResizeKeepsData(t *testing.T) {
 	}
 	f.Default().Put([]byte("keep"), it, 0)
 	base, _, _, _ := it.Local()
-	if err := r.Resize(1 << 20); err != nil {
+	if err := r.Resize(4 << 20); err != nil {
 		t.Fatal(err)
 	}
-	big, err := r.Allocate("y", 512<<10, 0o600)
+	big, err := r.Allocate("y", 2<<20, 0o600)
 	if err != nil {
 		t.Fatalf("allocate after grow: %v", err)
 	}
@@ -159,6 +160,30 @@ func TestResizeKeepsData(t *testing.T) {
 		t.Log("mapping grew in place")
 	}
 	wantCode(t, r.Resize(4096), CodeInvalid)
+}
+
+// As in OpenFAM, a region holds at least MinRegionSize (1 MiB) whatever
+// size it was created with, and stat reports the size asked for.
+func TestSmallRegionsHoldAtLeastOneMiB(t *testing.T) {
+	f := open(t, testOpts(t))
+	defer f.Finalize()
+	r, err := f.CreateRegion("small", 8192, 0o600, RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := r.Allocate(fmt.Sprintf("k%d", i), 1024, 0o600); err != nil {
+			t.Fatalf("item %d of 1 KiB in an 8 KiB region: %v", i, err)
+		}
+	}
+	if _, err := r.Allocate("big", 900<<10, 0o600); err != nil {
+		t.Fatalf("900 KiB in an 8 KiB region (1 MiB heap): %v", err)
+	}
+	_, err = r.Allocate("too-big", 200<<10, 0o600)
+	wantCode(t, err, CodeNoSpace)
+	if st, _ := r.Stat(); st.Size != 8192 {
+		t.Fatalf("stat size %d, want the 8192 asked for", st.Size)
+	}
 }
 
 // TestPermissions checks item-level mode bits as they bind a user who is

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 
 	"github.com/gofam/openfam/core/transport"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
@@ -78,3 +79,7 @@ func (h hookedClient) ItemAt(ctx context.Context, in *pb.ItemAtRequest, opts ...
 func (f *Fam) AfterItemAt(fn func()) {
 	f.remote.cl = hookedClient{FamClient: f.remote.cl, after: fn}
 }
+
+// ControlState reports the state of f's gRPC connection to famd, for the
+// external tests of reconnection.
+func ControlState(f *Fam) connectivity.State { return f.remote.conn.GetState() }

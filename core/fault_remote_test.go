@@ -414,7 +414,7 @@ func newReorderFixture(t *testing.T, delays []time.Duration, revoked, lost int) 
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
-	tc, err := transport.Dial("unix", sock, transport.ClientOptions{Conns: len(delays), Timeout: 10 * time.Second})
+	tc, err := transport.Dial("unix", sock, transport.ClientOptions{Conns: len(delays), Timeout: 60 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func newReorderFixture(t *testing.T, delays []time.Duration, revoked, lost int) 
 		}).AnyTimes()
 	dp.EXPECT().Get(gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(tc.Get).AnyTimes()
 	dp.EXPECT().Close().DoAndReturn(tc.Close).AnyTimes()
-	rf.f = newFaultFam(t, lookupClient(ctrl, rf.items...), dp, 10*time.Second)
+	rf.f = newFaultFam(t, lookupClient(ctrl, rf.items...), dp, 60*time.Second)
 	return rf
 }
 

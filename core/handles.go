@@ -135,6 +135,12 @@ func (f *Fam) incarnationItemsLocked(k itemKey) []*Item {
 // closeIncarnationLocked, and tells their watchers (the C library's slots).
 func release(its []*Item) {
 	for _, it := range its {
+		// Released by a deallocation or by destroying the region, not by
+		// the handle's holder: a fam_map mapping the program (or a numpy
+		// array over it) still uses must not vanish under it, so it is
+		// retired (zero pages, the range kept reserved) rather than
+		// unmapped.
+		it.retireMaps()
 		it.dropView()
 		it.fire()
 	}

@@ -38,6 +38,17 @@ type Placer interface {
 // than in the instance's own files (server id 0 is the instance itself).
 func Placed(rec metadata.Region) bool { return len(rec.Servers) > 0 && rec.Servers[0] != 0 }
 
+// MinRegionSize is the least a region holds, whatever size it was created
+// with: OpenFAM rounds every region's heap up to 1 MiB (its
+// MIN_REGION_SIZE), so ten 1 KiB items fit in an "8 KiB" region, and
+// programs written for it rely on that. fam_stat still reports the size
+// asked for.
+const MinRegionSize = 1 << 20
+
+// Capacity is the bytes region rec can hold: its size, at least
+// MinRegionSize.
+func Capacity(rec metadata.Region) uint64 { return max(rec.Size, MinRegionSize) }
+
 // DefaultInterleaveSize is the interleave block size of a region when the
 // service configures none: OpenFAM's default dataitem_interleave_size.
 const DefaultInterleaveSize = 1 << 20

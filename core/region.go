@@ -341,27 +341,30 @@ func (r *Region) Resize(n uint64) error {
 		return Errorf(CodeResource, op, "%v", err)
 	}
 	rs.mu.Lock()
-	if n < rs.rec.Size {
-		if err := rs.alloc.Shrink(n); err != nil {
+	// The allocator and the heap files follow the capacity (at least
+	// MinRegionSize); the record keeps the size asked for.
+	oldCap := Capacity(rec)
+	rec.Size = n
+	newCap := Capacity(rec)
+	if newCap < oldCap {
+		if err := rs.alloc.Shrink(newCap); err != nil {
 			rs.mu.Unlock()
 			f.mu.Unlock()
 			return Errorf(CodeInvalid, op, "cannot shrink region %q to %d bytes: items end at %d", rec.Name, n, rs.alloc.End())
 		}
-	} else if err := rs.alloc.Grow(n); err != nil {
+	} else if err := rs.alloc.Grow(newCap); err != nil {
 		rs.mu.Unlock()
 		f.mu.Unlock()
 		return Errorf(CodeInvalid, op, "%v", err)
 	}
-	oldSize := rec.Size
-	rec.Size = n
 	if Placed(rs.rec) {
 		// Segments first: a region recorded larger than its segments
 		// would hand out blocks no server holds.
 		if err := f.opts.Placer.Resize(rec); err != nil {
-			if n < oldSize {
-				_ = rs.alloc.Grow(oldSize)
+			if newCap < oldCap {
+				_ = rs.alloc.Grow(oldCap)
 			} else {
-				_ = rs.alloc.Shrink(oldSize)
+				_ = rs.alloc.Shrink(oldCap)
 			}
 			rs.mu.Unlock()
 			f.mu.Unlock()
@@ -374,7 +377,7 @@ func (r *Region) Resize(n uint64) error {
 		return storeErr(op, "region", rec.Name, err)
 	}
 	if !Placed(rs.rec) {
-		if err := rs.remap(n); err != nil {
+		if err := rs.remap(newCap); err != nil {
 			rs.mu.Unlock()
 			f.mu.Unlock()
 			return Errorf(CodeResource, op, "%v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	gmd "google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -94,11 +96,16 @@ func dialRemote(opts Options) (*remote, error) {
 		dopts = append(dopts, auth.DialOptions()...)
 	}
 	sess := new(atomic.Uint64)
+	network, address := "tcp", opts.Server
+	if r.unix {
+		network, address = "unix", strings.TrimPrefix(opts.Server, "unix:")
+	}
 	dopts = append(dopts, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any,
 		cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
 		if id := sess.Load(); id != 0 {
 			ctx = gmd.AppendToOutgoingContext(ctx, famauth.MDSession, strconv.FormatUint(id, 10))
 		}
+		awaitRestartedFamd(ctx, cc, network, address)
 		return invoker(ctx, method, req, reply, cc, o...)
 	}))
 	conn, err := grpc.NewClient(target, dopts...)
@@ -132,6 +139,32 @@ func dialRemote(opts Options) (*remote, error) {
 	nr.startSession(sess)
 	nr.token, nr.tokenFile, nr.spin = token, opts.TokenFile, opts.Spin
 	return nr, nil
+}
+
+// awaitRestartedFamd lets a call reach a famd that came back after the
+// connection to it failed. gRPC keeps such a connection in
+// TRANSIENT_FAILURE, failing every call at once with the old error, until
+// its reconnect backoff (which grows to two minutes) lets it try again; a
+// famd that restarted meanwhile stayed unreachable for that long. When
+// something listens at famd's address again, the backoff is cut short and
+// the call waits (within its deadline) for the new connection; when
+// nothing does, the call goes on at once and fails fast as before.
+func awaitRestartedFamd(ctx context.Context, cc *grpc.ClientConn, network, address string) {
+	if cc.GetState() != connectivity.TransientFailure {
+		return
+	}
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, network, address)
+	if err != nil {
+		return
+	}
+	c.Close()
+	cc.ResetConnectBackoff()
+	for s := cc.GetState(); s != connectivity.Ready && s != connectivity.Shutdown; s = cc.GetState() {
+		if !cc.WaitForStateChange(ctx, s) {
+			return
+		}
+	}
 }
 
 func (r *remote) close() {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/connectivity"
+
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/embed"
@@ -26,7 +28,7 @@ func startFamd(t *testing.T, o embed.Options) *embed.Famd {
 func client(t *testing.T, server, tokenFile string) *core.Fam {
 	t.Helper()
 	o := core.DefaultOptions()
-	o.Server, o.TokenFile, o.Timeout = server, tokenFile, 3*time.Second
+	o.Server, o.TokenFile, o.Timeout = server, tokenFile, 60*time.Second
 	o.PEID, o.PECount = 0, 1
 	f, err := core.Initialize(o)
 	if err != nil {
@@ -206,6 +208,33 @@ func TestRemoteRestart(t *testing.T) {
 	}
 }
 
+// A famd that restarts while the client's connection to it is backing off
+// (gRPC's TRANSIENT_FAILURE after failed reconnects) is reached by the next
+// call, not only when the backoff timer (up to two minutes) expires: the
+// call used to fail at once with the old "connection refused".
+func TestRemoteRestartWhileBackingOff(t *testing.T) {
+	dir := t.TempDir()
+	o := embed.Options{DataDir: dir + "/data", ShmDir: dir + "/shm", NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "tok"}
+	d := startFamd(t, o)
+	f := client(t, d.Addr(), writeToken(t, "tok"))
+	defer f.Finalize()
+	if _, err := f.CreateRegion("durable", 1<<16, 0o600, core.RegionAttr{Memory: core.Persistent}); err != nil {
+		t.Fatal(err)
+	}
+	addr, daddr := d.Addr(), d.DataAddr()
+	d.Close()
+	// The session loop keeps reconnecting; wait until gRPC has given up
+	// for now and backs off.
+	waitFor(t, "the connection to the dead famd to back off", func() bool {
+		return core.ControlState(f) == connectivity.TransientFailure
+	})
+	o.TCPAddr, o.DataTCPAddr = addr, daddr
+	startFamd(t, o)
+	if _, err := f.LookupRegion("durable"); err != nil {
+		t.Fatalf("lookup right after famd came back: %v", err)
+	}
+}
+
 func TestRemoteNonBlockingPipelined(t *testing.T) {
 	d := startFamd(t, embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "nb"})
 	f := client(t, d.Addr(), writeToken(t, "nb"))
@@ -338,9 +367,9 @@ func TestRevocationReachesMappedItems(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited 5s for %s", what)
+			t.Fatalf("waited 60s for %s", what)
 		}
 	}
 }

@@ -80,17 +80,18 @@ func (rs *regionState) heapLocked(c accessClass) (*heapFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening region heap file %s: %w", path, err)
 	}
-	if st, err := file.Stat(); err != nil || uint64(st.Size()) != rs.rec.Size {
+	size := Capacity(rs.rec)
+	if st, err := file.Stat(); err != nil || uint64(st.Size()) != size {
 		// New, or left at another size by a crash during a resize.
-		if err := file.Truncate(int64(rs.rec.Size)); err != nil {
+		if err := file.Truncate(int64(size)); err != nil {
 			file.Close()
-			return nil, fmt.Errorf("sizing region heap file %s to %d bytes: %w", path, rs.rec.Size, err)
+			return nil, fmt.Errorf("sizing region heap file %s to %d bytes: %w", path, size, err)
 		}
 	}
-	mem, err := unix.Mmap(int(file.Fd()), 0, int(rs.rec.Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(int(file.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		file.Close()
-		return nil, fmt.Errorf("mapping region heap file %s (%d bytes): %w", path, rs.rec.Size, err)
+		return nil, fmt.Errorf("mapping region heap file %s (%d bytes): %w", path, size, err)
 	}
 	h := &heapFile{path: path, file: file, mem: mem}
 	rs.heaps[c] = h
@@ -101,7 +102,7 @@ func (rs *regionState) heapLocked(c accessClass) (*heapFile, error) {
 // set, and rebuilds its allocator from the items recorded in the store.
 // Heap files open as items need them.
 func (f *Fam) openRegion(rec metadata.Region, create bool) (*regionState, error) {
-	rs := &regionState{rec: rec, alloc: allocator.New(rec.Size), heaps: map[accessClass]*heapFile{}}
+	rs := &regionState{rec: rec, alloc: allocator.New(Capacity(rec)), heaps: map[accessClass]*heapFile{}}
 	items := f.store.Items(rec.ID)
 	for _, it := range items {
 		if err := rs.alloc.Reserve(it.Offset, it.Size); err != nil {

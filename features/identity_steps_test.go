@@ -167,7 +167,60 @@ func (w *world) strangerRegion(uid, group, name, n, unit, mode string) error {
 	return nil
 }
 
+// strangerItem: user uid creates a region with data item-level
+// permissions and one item in it, in this scenario's embedded store (see
+// strangerRegion).
+func (w *world) strangerItem(uid, group, name, n, unit, mode, item, isize, iunit, imode string) error {
+	u, g, err := strangerIDs(uid, group)
+	if err != nil {
+		return err
+	}
+	size, err := parseSize(n, unit)
+	if err != nil {
+		return err
+	}
+	m, err := parseMode(mode)
+	if err != nil {
+		return err
+	}
+	is, err := parseSize(isize, iunit)
+	if err != nil {
+		return err
+	}
+	im, err := parseMode(imode)
+	if err != nil {
+		return err
+	}
+	if w.famd != nil || os.Getenv("OPENFAM_SERVER") != "" {
+		return errors.New("another user's region needs the embedded store (no famd)")
+	}
+	was := w.inited
+	if was {
+		if err := w.finalize(""); err != nil {
+			return err
+		}
+	}
+	o := core.DefaultOptions()
+	o.PEID, o.PECount, o.UID, o.GID = 0, 1, int(u), int(g)
+	f, err := core.Initialize(o)
+	if err != nil {
+		return err
+	}
+	r, cerr := f.CreateRegion(name, size, m, core.RegionAttr{PermLevel: core.PermDataItem})
+	if cerr == nil {
+		_, cerr = r.Allocate(item, is, im)
+	}
+	if err := errors.Join(cerr, f.Finalize()); err != nil {
+		return err
+	}
+	if was {
+		return w.initialize("")
+	}
+	return nil
+}
+
 func (w *world) registerIdentity(sc *godog.ScenarioContext) {
+	sc.Step(`^user `+num+` of (my|another) group created region `+q+` of `+size+` with mode `+mode+` and item `+q+` of `+size+` with mode `+mode+`$`, w.strangerItem)
 	sc.Step(`^user `+num+` of (my|another) group has a backup `+q+` of an item holding `+q+` in a region with mode `+mode+`$`, w.strangerBackup)
 	sc.Step(`^user `+num+` of (my|another) group still finds `+q+` in backup `+q+`$`,
 		func(uid, group, text, bk string) error { return w.strangerBackupHolds(uid, group, bk, text) })

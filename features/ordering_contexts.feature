@@ -12,7 +12,28 @@ Feature: Ordering and contexts
   default context cannot be closed, and a closed context is rejected with
   FAM_EINVAL. These rules hold for an embedded instance and for one served
   by famd over the network, where non-blocking transfers really are in
-  flight when they return.
+  flight when they return. As in OpenFAM, a non-blocking transfer that fails
+  (no permission, an unreachable server) is reported by the fam_quiet that
+  completes it, not by the call that issued it; that call still refuses bad
+  arguments at once.
+
+  Scenario: quiet reports the failure of a non-blocking put, not the put
+    Given user 7020 of another group created region "theirs" of 64 KiB with mode 0666 and item "ro" of 64 bytes with mode 0644
+    And an OpenFAM instance
+    And I look up item "ro" in region "theirs"
+    When I put "nope" at offset 0 of item "ro" non-blocking
+    And I try to quiet
+    Then it fails with FAM_ENOPERM
+    And reading 4 bytes at offset 0 of item "ro" gives 4 zero bytes
+    When I try to quiet
+    Then it succeeds
+
+  Scenario: a non-blocking put still refuses bad arguments at once
+    Given an OpenFAM instance
+    And I create region "args" of 64 KiB with mode 0600
+    And I allocate item "small" of 64 bytes with mode 0600 in region "args"
+    When I try to put "too far" at offset 60 of item "small" non-blocking
+    Then it fails with FAM_ERANGE
 
   Scenario: quiet completes non-blocking puts before a get sees them
     Given an OpenFAM instance

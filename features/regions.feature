@@ -13,6 +13,8 @@ Feature: Regions
   memory servers stripes a region with default attributes over all of them
   (striping.feature has the details); one with interleaving disabled goes to
   one server; with no memory server it has nowhere to place a region.
+  As in OpenFAM, a region holds at least 1 MiB whatever size it was created
+  with (fam_stat reports the size asked for).
   fam_stat reports the region's interleave block size even when the region is
   on one server (the service's configured size, 1 MiB by default), never 0.
 
@@ -82,27 +84,27 @@ Feature: Regions
     Then it fails with FAM_ENOTFOUND
 
   Scenario: a region grows in place and its items keep their bytes
-    Given I create region "theta" of 4096 bytes with mode 0600
-    And I allocate item "t1" of 4096 bytes with mode 0600 in region "theta"
+    Given I create region "theta" of 1 MiB with mode 0600
+    And I allocate item "t1" of 1 MiB with mode 0600 in region "theta"
     And I put "before resize" at offset 100 of item "t1"
     And I try to allocate item "t2" of 4096 bytes with mode 0600 in region "theta"
     And it fails with FAM_ENOSPACE
-    When I resize region "theta" to 65536 bytes
+    When I resize region "theta" to 2 MiB
     And I allocate item "t2" of 4096 bytes with mode 0600 in region "theta"
     Then region "theta" has
-      | field | value |
-      | size  | 65536 |
+      | field | value   |
+      | size  | 2097152 |
     And reading 13 bytes at offset 100 of item "t1" gives "before resize"
 
   Scenario: a region does not shrink below the end of its last item
-    Given I create region "iota" of 64 KiB with mode 0600
-    And I allocate item "i1" of 8192 bytes with mode 0600 in region "iota"
-    When I try to resize region "iota" to 4096 bytes
+    Given I create region "iota" of 4 MiB with mode 0600
+    And I allocate item "i1" of 2 MiB with mode 0600 in region "iota"
+    When I try to resize region "iota" to 1 MiB
     Then it fails with FAM_EINVAL
-    When I resize region "iota" to 16384 bytes
+    When I resize region "iota" to 3 MiB
     Then region "iota" has
-      | field | value |
-      | size  | 16384 |
+      | field | value   |
+      | size  | 3145728 |
 
   Scenario: a region handle made from a global descriptor names the region
     Given I create region "kappa" of 4096 bytes with mode 0600
@@ -128,6 +130,16 @@ Feature: Regions
       | field          | value   |
       | interleave     | enabled |
       | memory servers | 2       |
+
+  Scenario: a small region holds at least 1 MiB, as in OpenFAM
+    When I create region "tiny" of 8 KiB with mode 0600
+    And I allocate item "a" of 512 KiB with mode 0600 in region "tiny"
+    And I allocate item "b" of 256 KiB with mode 0600 in region "tiny"
+    Then region "tiny" has
+      | field | value |
+      | size  | 8192  |
+    When I try to allocate item "c" of 512 KiB with mode 0600 in region "tiny"
+    Then it fails with FAM_ENOSPACE
 
   Scenario: a region on one memory server reports the default interleave size
     Given I finalize OpenFAM

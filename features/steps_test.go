@@ -304,8 +304,8 @@ func (w *world) startCluster(k int, block uint64) error {
 		case <-m.Joined():
 		case err := <-m.Failed():
 			return fmt.Errorf("memory server %d failed before joining: %v", i, err)
-		case <-time.After(10 * time.Second):
-			return fmt.Errorf("memory server %d did not join within 10s", i)
+		case <-time.After(60 * time.Second):
+			return fmt.Errorf("memory server %d did not join within 60s", i)
 		}
 	}
 	os.Setenv("OPENFAM_SERVER", "unix:"+meta.SocketPath())

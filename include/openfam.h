@@ -278,13 +278,27 @@ fam_desc_t *fam_desc_from_global(fam_global_desc_t g);
 
 /* ---- Data path ------------------------------------------------------------ */
 
+/* Copy nbytes between local and the item at offset. Blocking calls return
+ * when the bytes are read (get) or written (put). Errors: FAM_EINVAL (NULL
+ * or released handle, NULL buffer, nbytes 0), FAM_ERANGE (offset + nbytes
+ * past the item), FAM_ENOPERM (no read, resp. write, permission), FAM_ERPC
+ * or FAM_ETIMEOUT (famd or a memory server unreachable).
+ *
+ * Non-blocking calls return once the transfer is issued; fam_quiet (or
+ * fam_fence for ordering) completes it. As in OpenFAM, they refuse bad
+ * arguments at once (FAM_EINVAL, FAM_ERANGE), but a failure of the transfer
+ * itself (FAM_ENOPERM, FAM_ERPC, FAM_ETIMEOUT) is reported by the fam_quiet
+ * that completes it. local must stay valid until then. */
 int fam_get_blocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
 int fam_put_blocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
 int fam_get_nonblocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
 int fam_put_nonblocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
 
-/* Element i lives at byte (first + i*stride) * elem_size of the item and at
- * byte i*elem_size of local. */
+/* Gather (item -> local) and scatter (local -> item) of n elements of
+ * elem_size bytes. Every element is checked before any byte moves, so a bad
+ * one (FAM_ERANGE) changes nothing; other errors and the non-blocking rules
+ * as for get and put. Element i lives at byte (first + i*stride) * elem_size
+ * of the item and at byte i*elem_size of local. */
 int fam_gather_blocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
 int fam_scatter_blocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
 int fam_gather_nonblocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
@@ -348,10 +362,13 @@ char *fam_list_backup(const char *backup_name);
 
 /* ---- Ordering and contexts ------------------------------------------------- */
 
-/* Orders this instance's earlier non-blocking operations before later ones. */
+/* Orders this instance's earlier non-blocking operations before later ones,
+ * whichever memory servers they go to (it waits until they are applied;
+ * their errors stay for fam_quiet). */
 int fam_fence(void);
 /* Waits until this instance's non-blocking operations are complete and
- * reports the first error among them. */
+ * reports the first error among them (including a non-blocking call's
+ * permission or transport failure), then forgets them. */
 int fam_quiet(void);
 /* Number of this instance's operations not yet complete. */
 uint64_t fam_progress(void);

@@ -57,7 +57,7 @@ for k in 1 2 3; do
   pids+=($!)
 done
 for k in 1 2 3; do
-  for _ in $(seq 100); do grep -q serving "$work/famd$k.log" && break; sleep 0.1; done
+  for _ in $(seq 600); do grep -q serving "$work/famd$k.log" && break; sleep 0.1; done
   grep -q serving "$work/famd$k.log" || { echo "netns: famd on host $k did not start"; cat "$work/famd$k.log"; exit 1; }
   echo "netns: $(grep -o 'serving.*token required[^)]*)' "$work/famd$k.log") in namespace fams$k$tag"
 done
@@ -82,7 +82,7 @@ if [ -n "$striped" ]; then
   ip netns exec "fams1$tag" "$bindir/famd" --role metadata --listen tcp://10.77.1.2:7900 --token-file "$work/token" \
     --tcp-identity "$ident" --server-token-file "$work/server-token" --interleave-size 64KiB --data-dir "$work/host1/meta" --shm-dir "$work/host1/meta-shm" >"$work/meta.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 100); do grep -q serving "$work/meta.log" && break; sleep 0.1; done
+  for _ in $(seq 600); do grep -q serving "$work/meta.log" && break; sleep 0.1; done
   for k in 2 3; do
     ip netns exec "fams$k$tag" "$bindir/famd" --role memory --join tcp://10.77.1.2:7900 --listen tcp://0.0.0.0:7900 \
       --advertise "10.77.$k.2" --token-file "$work/token" --server-token-file "$work/server-token" --data-dir "$work/host$k/mem" --shm-dir "$work/host$k/mem-shm" \
@@ -90,7 +90,7 @@ if [ -n "$striped" ]; then
     pids+=($!)
   done
   for k in 2 3; do
-    for _ in $(seq 100); do grep -q "joined the metadata famd" "$work/mem$k.log" && break; sleep 0.1; done
+    for _ in $(seq 600); do grep -q "joined the metadata famd" "$work/mem$k.log" && break; sleep 0.1; done
     grep -q "joined the metadata famd" "$work/mem$k.log" || { echo "netns: memory famd on host $k did not join"; cat "$work/meta.log" "$work/mem$k.log"; exit 1; }
     echo "netns: host $k: $(grep -o 'joined the metadata famd.*' "$work/mem$k.log")"
   done

@@ -449,23 +449,27 @@ TEST_F(FamTest, GlobalDescriptorResolvesLazily) {
     delete bad;
 }
 
-TEST_F(FamTest, CloseKeepsItemAndReopens) {
+// As in OpenFAM: fam_close keeps the item but makes the descriptor unusable;
+// closing it again, or closing a deallocated item's descriptor, throws.
+TEST_F(FamTest, CloseKeepsItemButNotTheDescriptor) {
     uint32_t out = 77, in = 0;
     my_fam->fam_put_blocking(&out, item, 0, sizeof out);
     my_fam->fam_close(item);
-    EXPECT_EQ(item->get_desc_status(), DESC_UNINITIALIZED);
-    my_fam->fam_get_blocking(&in, item, 0, sizeof in);
-    EXPECT_EQ(in, 77u);
-    EXPECT_EQ(item->get_desc_status(), DESC_INIT_DONE);
+    EXPECT_EQ(item->get_desc_status(), DESC_INVALID);
+    EXPECT_EQ(FAM_ERROR_OF(my_fam->fam_get_blocking(&in, item, 0, sizeof in)), FAM_ERR_INVALID);
+    EXPECT_EQ(FAM_ERROR_OF(my_fam->fam_close(item)), FAM_ERR_INVALID);
     Fam_Descriptor *look = my_fam->fam_lookup("item", rname.c_str());
-    my_fam->fam_close(look);
-    delete look;
-    /* Deleting an open second descriptor leaves the first one working. */
-    look = my_fam->fam_lookup("item", rname.c_str());
-    delete look;
-    in = 0;
-    my_fam->fam_get_blocking(&in, item, 0, sizeof in);
+    my_fam->fam_get_blocking(&in, look, 0, sizeof in);
     EXPECT_EQ(in, 77u);
+    /* Deleting an open second descriptor leaves the first one working. */
+    Fam_Descriptor *other = my_fam->fam_lookup("item", rname.c_str());
+    delete other;
+    in = 0;
+    my_fam->fam_get_blocking(&in, look, 0, sizeof in);
+    EXPECT_EQ(in, 77u);
+    my_fam->fam_deallocate(look);
+    EXPECT_EQ(FAM_ERROR_OF(my_fam->fam_close(look)), FAM_ERR_INVALID);
+    delete look;
     EXPECT_THROW(my_fam->fam_close(NULL), Fam_Exception);
 }
 

@@ -120,12 +120,12 @@ func (f *famdServer) fails(t *testing.T, code int, args ...string) (string, stri
 // command for it) and returns its offset.
 func (f *famdServer) allocate(t *testing.T, regionID uint64, name string, size uint64) uint64 {
 	t.Helper()
-	conn, err := rpc.DialUnix(f.sock, 10*time.Second)
+	conn, err := rpc.DialUnix(f.sock, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := pb.NewFamClient(conn)
 	r, err := c.Allocate(ctx, &pb.AllocateRequest{RegionId: regionID, Name: name, Size: size, Mode: 0o600})
@@ -458,8 +458,8 @@ func TestMemoryServers(t *testing.T) {
 		t.Cleanup(func() { m.Close() })
 		select {
 		case <-m.Joined():
-		case <-time.After(10 * time.Second):
-			t.Fatal("memory server did not join within 10s")
+		case <-time.After(60 * time.Second):
+			t.Fatal("memory server did not join within 60s")
 		}
 		mems = append(mems, m)
 	}

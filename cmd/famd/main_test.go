@@ -94,7 +94,7 @@ func cleanEnv() []string {
 // waitLine returns the first logged line containing s.
 func (f *famd) waitLine(t *testing.T, s string) string {
 	t.Helper()
-	timeout := time.After(20 * time.Second)
+	timeout := time.After(60 * time.Second)
 	for {
 		select {
 		case l, ok := <-f.lines:
@@ -106,7 +106,7 @@ func (f *famd) waitLine(t *testing.T, s string) string {
 				return l
 			}
 		case <-timeout:
-			t.Fatalf("famd did not log %q within 20s; log:\n%s", s, f.log.String())
+			t.Fatalf("famd did not log %q within 60s; log:\n%s", s, f.log.String())
 		}
 	}
 }
@@ -126,8 +126,8 @@ func (f *famd) stop(t *testing.T, sig os.Signal) (int, string) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("famd did not stop within 30s")
+	case <-time.After(60 * time.Second):
+		t.Fatal("famd did not stop within 60s")
 	}
 	f.cmd.Wait()
 	return f.cmd.ProcessState.ExitCode(), f.log.String()
@@ -224,13 +224,13 @@ func TestServeUnixAndSIGTERM(t *testing.T) {
 		}
 	}
 
-	conn, err := rpc.DialUnix(sock, 5*time.Second)
+	conn, err := rpc.DialUnix(sock, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	c := pb.NewFamClient(conn)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rep, err := c.CreateRegion(ctx, &pb.CreateRegionRequest{Name: "kept", Size: 1 << 20, Mode: 0o600,
 		Attr: &pb.RegionAttr{Memory: 2}})
@@ -255,7 +255,7 @@ func TestServeUnixAndSIGTERM(t *testing.T) {
 	// The persistent region is there for the next famd.
 	f = startFamd(t, "--socket", sock, "--data-dir", filepath.Join(dir, "data"))
 	f.waitLine(t, "serving")
-	conn2, err := rpc.DialUnix(sock, 5*time.Second)
+	conn2, err := rpc.DialUnix(sock, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,12 +294,12 @@ func TestServeTCP(t *testing.T) {
 		!strings.Contains(line, "every client acts as uid 1000 gid 1000") {
 		t.Fatalf("serving line %q lacks tcp://%s, tcp://%s or the TCP identity", line, addr, daddr)
 	}
-	conn, err := rpc.DialTCP(addr, &famauth.Client{Token: "sesame"}, 5*time.Second)
+	conn, err := rpc.DialTCP(addr, &famauth.Client{Token: "sesame"}, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	info, err := pb.NewFamClient(conn).Info(ctx, &pb.InfoRequest{})
 	if err != nil || info.GetDataTcp() != daddr {
@@ -372,7 +372,7 @@ func TestMemoryServers(t *testing.T) {
 	}
 
 	f, err := core.Initialize(core.Options{Server: "unix:" + metaSock, TokenFile: tok, UID: -1, GID: -1,
-		PEID: 0, PECount: 1, Timeout: 10 * time.Second})
+		PEID: 0, PECount: 1, Timeout: 60 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,12 +430,12 @@ func TestMemoryServers(t *testing.T) {
 // listServers calls the Servers RPC of the famd at sock.
 func listServers(t *testing.T, sock string) []*pb.ServerInfo {
 	t.Helper()
-	conn, err := rpc.DialUnix(sock, 5*time.Second)
+	conn, err := rpc.DialUnix(sock, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rep, err := pb.NewFamClient(conn).Servers(ctx, &pb.ServersRequest{Probe: true})
 	if err != nil || rep.GetErr() != nil {

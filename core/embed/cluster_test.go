@@ -65,8 +65,8 @@ func (c *cluster) addMemory(t testing.TB, dir string) *embed.Memory {
 	}
 	select {
 	case <-m.Joined():
-	case <-time.After(10 * time.Second):
-		t.Fatal("memory server did not join within 10s")
+	case <-time.After(60 * time.Second):
+		t.Fatal("memory server did not join within 60s")
 	}
 	c.mems = append(c.mems, m)
 	return m
@@ -75,7 +75,7 @@ func (c *cluster) addMemory(t testing.TB, dir string) *embed.Memory {
 func (c *cluster) client(t testing.TB) *core.Fam {
 	t.Helper()
 	f, err := core.Initialize(core.Options{Server: "unix:" + c.meta.SocketPath(), TokenFile: c.tokenFile,
-		UID: -1, GID: -1, PEID: 0, PECount: 1, Timeout: 5 * time.Second})
+		UID: -1, GID: -1, PEID: 0, PECount: 1, Timeout: 60 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,8 +316,8 @@ func TestMemoryServerRestartKeepsPersistentData(t *testing.T) {
 	c.mems[1] = m
 	select {
 	case <-m.Joined():
-	case <-time.After(10 * time.Second):
-		t.Fatal("restarted memory server did not join within 10s")
+	case <-time.After(60 * time.Second):
+		t.Fatal("restarted memory server did not join within 60s")
 	}
 	if m.ID() != id {
 		t.Fatalf("restarted memory server got id %d, want %d", m.ID(), id)

@@ -18,12 +18,12 @@ import (
 
 func info(t *testing.T, socket string) *pb.InfoReply {
 	t.Helper()
-	conn, err := rpc.DialUnix(socket, 5*time.Second)
+	conn, err := rpc.DialUnix(socket, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rep, err := pb.NewFamClient(conn).Info(ctx, &pb.InfoRequest{})
 	if err != nil {

@@ -22,7 +22,7 @@ func TestClientHelperProcess(t *testing.T) {
 	if sock == "" {
 		t.Skip("helper process only")
 	}
-	f, err := core.Initialize(core.Options{Server: "unix:" + sock, UID: -1, GID: -1, PEID: 0, PECount: 1, Timeout: 5 * time.Second})
+	f, err := core.Initialize(core.Options{Server: "unix:" + sock, UID: -1, GID: -1, PEID: 0, PECount: 1, Timeout: 60 * time.Second})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -71,9 +71,9 @@ func TestKilledClientLeavesNoKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	for deadline := time.Now().Add(5 * time.Second); d.Server().Keys() != 0 || d.Server().Sessions() != 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); d.Server().Keys() != 0 || d.Server().Sessions() != 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("5s after the client was killed famd still holds %d keys and %d sessions", d.Server().Keys(), d.Server().Sessions())
+			t.Fatalf("60s after the client was killed famd still holds %d keys and %d sessions", d.Server().Keys(), d.Server().Sessions())
 		}
 	}
 }

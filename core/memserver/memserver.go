@@ -68,7 +68,22 @@ type Server struct {
 
 	gmu    sync.RWMutex
 	grants map[transport.Key]*grant
+	// revoked remembers when each key was revoked, for RevokedMemory, so
+	// that a Grant of it that the metadata service gave up on, but that
+	// reaches the map only after the Revoke sent in its place, is refused.
+	// Guarded by gmu.
+	revoked   map[transport.Key]time.Time
+	lastPrune time.Time
 }
+
+// RevokedMemory is how long a memory server refuses to grant a key again
+// after revoking it. The metadata service never grants a key twice; the
+// only Grant that can arrive for a revoked key is one it gave up on (its
+// deadline passed, and it revoked the key instead) that this server ran
+// late. Such a Grant carries its caller's deadline and is refused once
+// that has passed, so keeping revocations for much longer than any call's
+// timeout (10 s by default) closes the gap.
+const RevokedMemory = 10 * time.Minute
 
 // segment is one region's share of bytes on this server.
 type segment struct {
@@ -112,7 +127,8 @@ func New(opts Options) (*Server, error) {
 	var sec [32]byte
 	_, _ = rand.Read(sec[:])
 	return &Server{opts: opts, uuid: id, secret: hex.EncodeToString(sec[:]), start: time.Now(),
-		segs: map[uint64]*segment{}, grants: map[transport.Key]*grant{}}, nil
+		segs: map[uint64]*segment{}, grants: map[transport.Key]*grant{}, revoked: map[transport.Key]time.Time{},
+		lastPrune: time.Now()}, nil
 }
 
 // identityFile reads the server's identity, creating it on first start.
@@ -372,8 +388,11 @@ func (s *Server) Zero(_ context.Context, req *pb.ZeroRequest) (*pb.Reply, error)
 
 // Grant lets a key reach one range of a segment. A grant carrying a new
 // epoch (a restarted metadata service) first drops every older grant, so
-// keys a previous incarnation issued cannot outlive it.
-func (s *Server) Grant(_ context.Context, req *pb.GrantRequest) (*pb.Reply, error) {
+// keys a previous incarnation issued cannot outlive it. A grant whose
+// caller has given up (ctx done), or of a key revoked here in the last
+// RevokedMemory, is refused: the caller has revoked, or will revoke, that
+// key, and a late grant would outlive the revocation.
+func (s *Server) Grant(ctx context.Context, req *pb.GrantRequest) (*pb.Reply, error) {
 	var k transport.Key
 	if len(req.GetKey()) != len(k) {
 		return fail(fmt.Errorf("malformed key of %d bytes", len(req.GetKey()))), nil
@@ -392,6 +411,14 @@ func (s *Server) Grant(_ context.Context, req *pb.GrantRequest) (*pb.Reply, erro
 	s.epoch = epoch
 	s.mu.Unlock()
 	s.gmu.Lock()
+	if err := ctx.Err(); err != nil {
+		s.gmu.Unlock()
+		return fail(fmt.Errorf("grant abandoned by the metadata service: %v", err)), nil
+	}
+	if _, gone := s.revoked[k]; gone {
+		s.gmu.Unlock()
+		return fail(errors.New("grant of a key already revoked")), nil
+	}
 	if newEpoch {
 		for key, g := range s.grants {
 			if g.epoch != epoch {
@@ -404,15 +431,29 @@ func (s *Server) Grant(_ context.Context, req *pb.GrantRequest) (*pb.Reply, erro
 	return &pb.Reply{}, nil
 }
 
-// Revoke forgets keys; unknown ones are ignored.
+// Revoke forgets keys, and remembers them for RevokedMemory (see Grant);
+// unknown ones are remembered too, since their Grant may still be on its
+// way.
 func (s *Server) Revoke(_ context.Context, req *pb.RevokeRequest) (*pb.Reply, error) {
+	now := time.Now()
 	s.gmu.Lock()
 	for _, b := range req.GetKeys() {
 		var k transport.Key
 		if len(b) == len(k) {
 			copy(k[:], b)
 			delete(s.grants, k)
+			s.revoked[k] = now
 		}
+	}
+	// Pruning at most every half period keeps the average cost of a
+	// Revoke constant; every key is kept for at least RevokedMemory.
+	if now.Sub(s.lastPrune) > RevokedMemory/2 {
+		for k, at := range s.revoked {
+			if now.Sub(at) > RevokedMemory {
+				delete(s.revoked, k)
+			}
+		}
+		s.lastPrune = now
 	}
 	s.gmu.Unlock()
 	return &pb.Reply{}, nil

@@ -90,6 +90,51 @@ func TestGrantReachesExactlyItsShare(t *testing.T) {
 	}
 }
 
+// A Grant the metadata service gave up on (its deadline passed, so it
+// revoked the key instead) may run here after that Revoke: it must not
+// bring the key back, or the key would outlive its revocation with no
+// revocation owed. Both a grant arriving after the key's revocation and a
+// grant whose caller's context is done are refused.
+func TestLateGrantDoesNotOutliveRevocation(t *testing.T) {
+	s := newServer(t, t.TempDir())
+	ctx := context.Background()
+	seg := &pb.Segment{RegionId: 5, Size: 1 << 20}
+	ok(t)(s.Ensure(ctx, &pb.SegmentRequest{Segment: seg}))
+
+	// The Revoke overtook the Grant: the key was never granted here.
+	late := key(0x11)
+	ok(t)(s.Revoke(ctx, &pb.RevokeRequest{Keys: [][]byte{late[:]}}))
+	refused(t)(s.Grant(ctx, &pb.GrantRequest{Segment: seg, Key: late[:], End: 4096, Rights: 3, Epoch: []byte("e1")}))
+	if _, _, found := s.Resolve(late); found {
+		t.Fatal("a key granted after its revocation resolves")
+	}
+
+	// A granted and revoked key is not granted again either.
+	again := key(0x12)
+	ok(t)(s.Grant(ctx, &pb.GrantRequest{Segment: seg, Key: again[:], End: 4096, Rights: 3, Epoch: []byte("e1")}))
+	ok(t)(s.Revoke(ctx, &pb.RevokeRequest{Keys: [][]byte{again[:]}}))
+	refused(t)(s.Grant(ctx, &pb.GrantRequest{Segment: seg, Key: again[:], End: 4096, Rights: 3, Epoch: []byte("e1")}))
+	if _, _, found := s.Resolve(again); found {
+		t.Fatal("a revoked key resolves after a second grant")
+	}
+
+	// The caller gave up before the grant ran.
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	abandoned := key(0x13)
+	refused(t)(s.Grant(gone, &pb.GrantRequest{Segment: seg, Key: abandoned[:], End: 4096, Rights: 3, Epoch: []byte("e1")}))
+	if _, _, found := s.Resolve(abandoned); found {
+		t.Fatal("a grant its caller abandoned resolves")
+	}
+
+	// Fresh keys are granted as before.
+	fresh := key(0x14)
+	ok(t)(s.Grant(ctx, &pb.GrantRequest{Segment: seg, Key: fresh[:], End: 4096, Rights: 3, Epoch: []byte("e1")}))
+	if _, _, found := s.Resolve(fresh); !found {
+		t.Fatal("a fresh grant does not resolve")
+	}
+}
+
 func TestNewEpochDropsOlderGrants(t *testing.T) {
 	s := newServer(t, t.TempDir())
 	ctx := context.Background()

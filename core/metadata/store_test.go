@@ -533,7 +533,7 @@ func TestCheckpointEmptiesJournal(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -814,7 +814,7 @@ func TestLockedByAnotherProcess(t *testing.T) {
 		t.Fatalf("gave up after %v, want about 300ms", d)
 	}
 	kill(t, child)
-	s, err := Open(dir, Options{Timeout: 2 * time.Second})
+	s, err := Open(dir, Options{Timeout: 60 * time.Second})
 	if err != nil {
 		t.Fatalf("open after the holder died: %v", err)
 	}

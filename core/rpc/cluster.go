@@ -71,8 +71,23 @@ type Cluster struct {
 	members map[uint64]*member
 	nextID  uint64
 
+	// omu guards owed: per server id, the revocations that server has not
+	// acknowledged, with the incarnation they are owed by.
+	omu  sync.Mutex
+	owed map[uint64]*owedRevocations
+
 	stop      chan struct{} // closed by Close: ends retryRevokes
 	closeOnce sync.Once
+}
+
+// owedRevocations are keys one incarnation of a memory server (told apart
+// by its secret, which is new at every start) still honours because their
+// revocation did not reach it. Keys are only ever appended, so a retry that
+// sent the first n may drop exactly those once the server acknowledged
+// them.
+type owedRevocations struct {
+	secret string
+	keys   [][]byte
 }
 
 // memberRecord is what cluster.json keeps of a memory server.
@@ -94,7 +109,6 @@ type member struct {
 
 	dmu  sync.Mutex
 	data *transport.Client // famd's own data-plane client, dialled on first use
-	owed [][]byte          // keys whose revocation the server has not taken yet
 }
 
 type clusterFile struct {
@@ -119,7 +133,7 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 		opts.Timeout = 10 * time.Second
 	}
 	c := &Cluster{opts: opts, path: filepath.Join(opts.DataDir, "cluster.json"), members: map[uint64]*member{}, nextID: 1,
-		epoch: make([]byte, 16), stop: make(chan struct{})}
+		epoch: make([]byte, 16), owed: map[uint64]*owedRevocations{}, stop: make(chan struct{})}
 	_, _ = rand.Read(c.epoch)
 	b, err := os.ReadFile(c.path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -330,7 +344,7 @@ func layoutOf(rec metadata.Region) stripe.Layout {
 }
 
 func segmentOf(rec metadata.Region) *pb.Segment {
-	return &pb.Segment{RegionId: rec.ID, Size: layoutOf(rec).SegmentSize(rec.Size),
+	return &pb.Segment{RegionId: rec.ID, Size: layoutOf(rec).SegmentSize(core.Capacity(rec)),
 		Persistent: core.MemoryType(rec.MemoryType) == core.Persistent}
 }
 
@@ -415,8 +429,8 @@ func (c *Cluster) grant(p core.Placement, key transport.Key) error {
 
 // revoke withdraws key from servers. A server that cannot be reached
 // keeps the key on its list of revocations owed, which retryRevokes sends
-// again every second until it answers (or rejoins: a restarted server
-// holds no grants).
+// again every second until that server acknowledges them (or is found to
+// have restarted: a new incarnation holds no grants).
 func (c *Cluster) revoke(servers []uint64, key transport.Key) {
 	ms, err := c.pick(servers)
 	if err != nil {
@@ -430,15 +444,36 @@ func (c *Cluster) revoke(servers []uint64, key transport.Key) {
 			defer wg.Done()
 			if err := c.sendRevokes(m, [][]byte{key[:]}); err != nil {
 				c.logf("famd: revoking a key on memory server %d: %v (will retry)", m.rec.ID, err)
-				m.dmu.Lock()
-				m.owed = append(m.owed, append([]byte(nil), key[:]...))
-				m.dmu.Unlock()
+				c.owe(m, key)
 			}
 		}()
 	}
 	wg.Wait()
 }
 
+// owe records that m's incarnation still honours key. Lock order: c.mu,
+// then c.omu.
+func (c *Cluster) owe(m *member, key transport.Key) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.members[m.rec.ID]; cur != nil && cur.rec.Secret != m.rec.Secret {
+		// The server rejoined with a new secret while the call was out:
+		// it restarted, and the incarnation that held the key is gone.
+		return
+	}
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	o := c.owed[m.rec.ID]
+	if o == nil || o.secret != m.rec.Secret {
+		// Whatever an earlier incarnation was owed died with it.
+		o = &owedRevocations{secret: m.rec.Secret}
+		c.owed[m.rec.ID] = o
+	}
+	o.keys = append(o.keys, append([]byte(nil), key[:]...))
+}
+
+// sendRevokes asks m to forget keys; nil means it has: its Revoke handler
+// deletes them before it answers.
 func (c *Cluster) sendRevokes(m *member, keys [][]byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
 	defer cancel()
@@ -459,41 +494,78 @@ func (c *Cluster) retryRevokes() {
 			return
 		case <-t.C:
 		}
-		c.mu.Lock()
-		ms := make([]*member, 0, len(c.members))
-		for _, m := range c.members {
-			ms = append(ms, m)
-		}
-		c.mu.Unlock()
-		for _, m := range ms {
-			m.dmu.Lock()
-			owed := m.owed
-			m.owed = nil
-			m.dmu.Unlock()
-			if len(owed) == 0 {
-				continue
-			}
-			if err := c.sendRevokes(m, owed); err != nil {
-				m.dmu.Lock()
-				m.owed = append(owed, m.owed...)
-				m.dmu.Unlock()
-				continue
-			}
-			c.logf("famd: memory server %d took %d owed revocations", m.rec.ID, len(owed))
-		}
+		c.retryOwed()
 	}
 }
 
-// Owed reports how many revocations memory servers have not taken yet
-// (for logs and tests).
-func (c *Cluster) Owed() int {
+// retryOwed makes one attempt to deliver every owed revocation. A key
+// stays owed (and counted by Owed) until its server has acknowledged its
+// revocation: taking it off the list before the answer would report it
+// delivered while the server still honours it.
+func (c *Cluster) retryOwed() {
+	type batch struct {
+		m    *member
+		o    *owedRevocations
+		keys [][]byte
+	}
+	var batches []batch
+	var moot []string
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.omu.Lock()
+	for id, o := range c.owed {
+		m := c.members[id]
+		switch {
+		case m == nil:
+		case o.secret != m.rec.Secret:
+			// The server restarted (it rejoined with a new secret): the
+			// incarnation that held these keys is gone.
+			delete(c.owed, id)
+			moot = append(moot, fmt.Sprintf("famd: memory server %d restarted; the %d revocations it owed are moot", id, len(o.keys)))
+		case len(o.keys) > 0:
+			batches = append(batches, batch{m, o, slices.Clone(o.keys)})
+		}
+	}
+	c.omu.Unlock()
+	c.mu.Unlock()
+	for _, line := range moot {
+		c.logf("%s", line)
+	}
+	var wg sync.WaitGroup
+	for _, b := range batches {
+		wg.Add(1)
+		// One server that does not answer must not hold up the others.
+		go func() {
+			defer wg.Done()
+			// gRPC waits longer and longer between attempts to reach a
+			// server that is down (up to two minutes); try again now, so a
+			// server that came back gets its revocations within a second.
+			b.m.conn.ResetConnectBackoff()
+			if err := c.sendRevokes(b.m, b.keys); err != nil {
+				return
+			}
+			id := b.m.rec.ID
+			c.omu.Lock()
+			if c.owed[id] == b.o {
+				b.o.keys = b.o.keys[len(b.keys):]
+				if len(b.o.keys) == 0 {
+					delete(c.owed, id)
+				}
+			}
+			c.omu.Unlock()
+			c.logf("famd: memory server %d took %d owed revocations", id, len(b.keys))
+		}()
+	}
+	wg.Wait()
+}
+
+// Owed reports how many revocations memory servers have not acknowledged
+// yet, counting those being retried right now (for logs and tests).
+func (c *Cluster) Owed() int {
+	c.omu.Lock()
+	defer c.omu.Unlock()
 	n := 0
-	for _, m := range c.members {
-		m.dmu.Lock()
-		n += len(m.owed)
-		m.dmu.Unlock()
+	for _, o := range c.owed {
+		n += len(o.keys)
 	}
 	return n
 }

@@ -56,7 +56,7 @@ func start(t *testing.T, opts embed.Options) (*embed.Famd, pb.FamClient) {
 	if d.SocketPath() == "" {
 		return d, nil
 	}
-	conn, err := rpc.DialUnix(d.SocketPath(), 5*time.Second)
+	conn, err := rpc.DialUnix(d.SocketPath(), 60*time.Second)
 	if err != nil {
 		t.Fatalf("DialUnix: %v", err)
 	}
@@ -65,7 +65,7 @@ func start(t *testing.T, opts embed.Options) (*embed.Famd, pb.FamClient) {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return c
 }
@@ -118,7 +118,7 @@ func key(t *testing.T, b []byte) transport.Key {
 
 func dataClient(t *testing.T, network, addr, token string) *transport.Client {
 	t.Helper()
-	c, err := transport.Dial(network, addr, transport.ClientOptions{Conns: 2, Token: token, Timeout: 10 * time.Second})
+	c, err := transport.Dial(network, addr, transport.ClientOptions{Conns: 2, Token: token, Timeout: 60 * time.Second})
 	if err != nil {
 		t.Fatalf("transport.Dial %s %s: %v", network, addr, err)
 	}
@@ -481,8 +481,8 @@ func TestBarrier(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("barrier did not release all three")
+			case <-time.After(60 * time.Second):
+				t.Fatal("barrier did not release all three within 60s")
 			}
 		}
 		select {
@@ -536,7 +536,7 @@ func TestTCPToken(t *testing.T) {
 		t.Fatalf("addresses: grpc %q data %q socket %q", d.Addr(), d.DataAddr(), d.SocketPath())
 	}
 	dial := func(tok string) pb.FamClient {
-		conn, err := rpc.DialTCP(d.Addr(), &famauth.Client{Token: tok}, 5*time.Second)
+		conn, err := rpc.DialTCP(d.Addr(), &famauth.Client{Token: tok}, 60*time.Second)
 		if err != nil {
 			t.Fatalf("DialTCP: %v", err)
 		}
@@ -575,7 +575,7 @@ func TestTCPToken(t *testing.T) {
 }
 
 func pbClient(t *testing.T, addr, token string) pb.FamClient {
-	conn, err := rpc.DialTCP(addr, &famauth.Client{Token: token}, 5*time.Second)
+	conn, err := rpc.DialTCP(addr, &famauth.Client{Token: token}, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -656,14 +656,14 @@ func dirOf(p string) string {
 // nobodyHelper creates a region as itself, then tries to destroy and look
 // up root's private region, and prints what happened.
 func nobodyHelper() int {
-	conn, err := rpc.DialUnix(os.Getenv("FAMD_SOCK"), 5*time.Second)
+	conn, err := rpc.DialUnix(os.Getenv("FAMD_SOCK"), 60*time.Second)
 	if err != nil {
 		fmt.Println(err)
 		return 1
 	}
 	defer conn.Close()
 	c := pb.NewFamClient(conn)
-	cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	r, err := c.CreateRegion(cx, &pb.CreateRegionRequest{Name: "nobodys", Size: 4096, Mode: 0o644})
 	if err != nil || r.GetErr() != nil {

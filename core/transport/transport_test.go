@@ -362,7 +362,7 @@ func TestToken(t *testing.T) {
 
 func readReply(t *testing.T, c net.Conn) (wire.Header, string) {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.SetReadDeadline(time.Now().Add(60 * time.Second))
 	var hb [wire.HeaderSize]byte
 	h, err := wire.ReadHeader(c, &hb)
 	if err != nil {
@@ -401,7 +401,7 @@ func TestMalformedClosesOnlyThatConnection(t *testing.T) {
 			t.Fatalf("%s: ping reply %+v", name, h)
 		}
 		raw.Write(b)
-		raw.SetReadDeadline(time.Now().Add(5 * time.Second))
+		raw.SetReadDeadline(time.Now().Add(60 * time.Second))
 		if n, err := raw.Read(make([]byte, 1)); err != io.EOF {
 			t.Fatalf("%s: server did not close the connection: %d %v", name, n, err)
 		}

@@ -404,6 +404,16 @@ class Fam_Descriptor {
         stat_valid_ = false;
     }
 
+    /* After fam_close: the descriptor stays dead, whatever happens to the
+     * item. */
+    void closed() {
+        std::lock_guard<std::mutex> g(mu_);
+        h_.store(nullptr, std::memory_order_release);
+        status_ = DESC_INVALID;
+        closed_ = true;
+        stat_valid_ = false;
+    }
+
     /* After a permission change through fam. */
     void invalidate() {
         std::lock_guard<std::mutex> g(mu_);
@@ -432,7 +442,8 @@ class Fam_Descriptor {
         h_.store(nullptr, std::memory_order_relaxed);
         if (status_ == DESC_INVALID) {
             if (throwing)
-                compat_detail::raise(FAM_ERR_INVALID, "Fam_Descriptor: the data item was deallocated");
+                compat_detail::raise(FAM_ERR_INVALID, closed_ ? "Fam_Descriptor: closed with fam_close (look the item up again)"
+                                                              : "Fam_Descriptor: the data item was deallocated");
             return nullptr;
         }
         if (!has_gd_) {
@@ -492,6 +503,7 @@ class Fam_Descriptor {
     std::mutex mu_;
     Fam_Global_Descriptor gd_;
     bool has_gd_;
+    bool closed_ = false;
     int status_;
     bool stat_valid_;
     uint64_t size_;
@@ -916,19 +928,16 @@ class fam {
         descriptor->released(DESC_INVALID);
     }
 
-    /* Releases the library's resources for this descriptor; the item stays,
-     * and a later use of the descriptor opens it again. */
+    /* Releases the library's resources for this descriptor; the item stays.
+     * As in OpenFAM, the descriptor is unusable afterwards (FAM_ERR_INVALID;
+     * look the item up again), and closing a descriptor whose item was
+     * deallocated, or one already closed, throws FAM_ERR_INVALID. */
     void fam_close(Fam_Descriptor *descriptor) {
         if (descriptor == nullptr)
             compat_detail::raise(FAM_ERR_INVALID, "fam_close: NULL descriptor");
-        {
-            std::lock_guard<std::mutex> g(descriptor->mu_);
-            descriptor->load_gd_locked();
-        }
-        fam_desc_t *h = descriptor->current_handle();
-        if (h != nullptr)
-            compat_detail::check(::fam_close(h));
-        descriptor->released(DESC_UNINITIALIZED);
+        fam_desc_t *h = descriptor->handle();
+        compat_detail::check(::fam_close(h));
+        descriptor->closed();
     }
 
     void fam_change_permissions(Fam_Descriptor *descriptor, mode_t accessPermissions) {

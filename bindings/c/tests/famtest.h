@@ -71,6 +71,18 @@
                      fam_errmsg(), (code), #code);                                            \
     } while (0)
 
+/* A non-blocking call's own failure (no permission, no server) is, as in
+ * OpenFAM, reported by the quiet that completes it and never by the call. */
+#define assert_nb_quiet_err(expr, quiet, code)                                                \
+    do {                                                                                      \
+        int rc_ = (expr);                                                                     \
+        if (rc_ != 0)                                                                         \
+            fail_msg("%s returned %d (msg: %s); its %s belongs to the quiet", #expr, rc_,     \
+                     fam_errmsg(), #code);                                                    \
+        assert_fam_err(quiet, code);                                                          \
+        assert_fam_ok(quiet);                                                                 \
+    } while (0)
+
 /* A non-blocking call may report an argument error at once or at the next
  * quiet; either is allowed, but the error must surface exactly once and with
  * the right code. quiet is the call that completes the operation. */

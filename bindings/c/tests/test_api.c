@@ -283,19 +283,23 @@ static void test_region_lookup(void **state)
 static void test_region_resize(void **state)
 {
     (void)state;
+    /* As in OpenFAM a region holds at least 1 MiB whatever its size; stat
+     * reports the size asked for. */
     fam_region_t *r = assert_fam_ptr(fam_create_region("resize", 64 * 1024, 0600, NULL));
-    fam_desc_t *d = assert_fam_ptr(fam_allocate("first", 32 * 1024, 0600, r));
+    fam_desc_t *d = assert_fam_ptr(fam_allocate("first", 512 * 1024, 0600, r));
     uint8_t in[4096], out[4096];
     fill(out, sizeof out, 3);
     assert_fam_ok(fam_put_blocking(out, d, 1024, sizeof out));
-    /* Before growing, a large item does not fit. */
-    assert_fam_null(fam_allocate("big", 256 * 1024, 0600, r), FAM_ENOSPACE);
-
-    assert_fam_ok(fam_resize_region(r, 1 << 20));
     fam_stat_t st;
     assert_fam_ok(fam_stat_region(r, &st));
-    assert_true(st.size >= (1 << 20));
-    fam_desc_t *big = assert_fam_ptr(fam_allocate("big", 256 * 1024, 0600, r));
+    assert_int_equal(st.size, 64 * 1024);
+    /* Before growing, a large item does not fit. */
+    assert_fam_null(fam_allocate("big", 768 * 1024, 0600, r), FAM_ENOSPACE);
+
+    assert_fam_ok(fam_resize_region(r, 2 << 20));
+    assert_fam_ok(fam_stat_region(r, &st));
+    assert_true(st.size >= (2 << 20));
+    fam_desc_t *big = assert_fam_ptr(fam_allocate("big", 768 * 1024, 0600, r));
     assert_fam_ok(fam_get_blocking(in, d, 1024, sizeof in));
     assert_memory_equal(in, out, sizeof in);
 
@@ -304,7 +308,7 @@ static void test_region_resize(void **state)
     assert_true(rc < 0);
     assert_int_equal(fam_errcode(), -rc);
     assert_fam_ok(fam_stat_region(r, &st));
-    assert_true(st.size >= (1 << 20));
+    assert_true(st.size >= (2 << 20));
 
     assert_fam_err(fam_resize_region(r, 0), FAM_EINVAL);
     assert_fam_err(fam_resize_region(NULL, 1 << 20), FAM_EINVAL);
@@ -1598,7 +1602,8 @@ static int child_check_foreign(void)
 
     /* Read-only item: every write path refuses, reads work. */
     FAMTEST_CHILD_CHECK(fam_put_blocking(&v, ro, 0, 8) == -FAM_ENOPERM);
-    FAMTEST_CHILD_CHECK(fam_put_nonblocking(&v, ro, 0, 8) == -FAM_ENOPERM || fam_quiet() == -FAM_ENOPERM);
+    /* A non-blocking transfer's error belongs to the quiet, as in OpenFAM. */
+    FAMTEST_CHILD_CHECK(fam_put_nonblocking(&v, ro, 0, 8) == 0 && fam_quiet() == -FAM_ENOPERM && fam_quiet() == 0);
     FAMTEST_CHILD_CHECK(fam_scatter_blocking_strided(&v, ro, 1, 0, 1, 8) == -FAM_ENOPERM);
     FAMTEST_CHILD_CHECK(fam_scatter_blocking_indexed(&v, ro, 1, idx, 8) == -FAM_ENOPERM);
     FAMTEST_CHILD_CHECK(fam_set_uint64(ro, 0, 1) == -FAM_ENOPERM);
@@ -1613,7 +1618,7 @@ static int child_check_foreign(void)
 
     /* Write-only item: every read path refuses, writes work. */
     FAMTEST_CHILD_CHECK(fam_get_blocking(&got, wo, 0, 8) == -FAM_ENOPERM);
-    FAMTEST_CHILD_CHECK(fam_get_nonblocking(&got, wo, 0, 8) == -FAM_ENOPERM || fam_quiet() == -FAM_ENOPERM);
+    FAMTEST_CHILD_CHECK(fam_get_nonblocking(&got, wo, 0, 8) == 0 && fam_quiet() == -FAM_ENOPERM && fam_quiet() == 0);
     FAMTEST_CHILD_CHECK(fam_gather_blocking_strided(&got, wo, 1, 0, 1, 8) == -FAM_ENOPERM);
     FAMTEST_CHILD_CHECK(fam_gather_blocking_indexed(&got, wo, 1, idx, 8) == -FAM_ENOPERM);
     FAMTEST_CHILD_CHECK(fam_fetch_uint64(wo, 0, &got) == -FAM_ENOPERM);

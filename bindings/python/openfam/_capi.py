@@ -109,7 +109,22 @@ CAS_TYPES = ("int32", "int64", "uint32", "uint64")
 # int128 is passed by value as two 64-bit halves; see _declare_int128.
 INT128_SUPPORTED = platform.machine() in ("x86_64", "AMD64")
 
-L = SimpleNamespace()
+class _Library(SimpleNamespace):
+    """The library's functions by name, filled by :func:`load`. Before the
+    library is loaded (before any ``Fam.initialize``) a call through it is
+    the library's own "not initialized" error, not an AttributeError."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from ._errors import InvalidArgument
+
+        raise InvalidArgument(
+            4, "OpenFAM is not initialized (call Fam.initialize() or use `with openfam.Fam() as fam:` first)"
+        )
+
+
+L = _Library()
 _lock = threading.Lock()
 _loaded_path: Optional[str] = None
 forked = False

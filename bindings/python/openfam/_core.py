@@ -307,7 +307,8 @@ class Fam:
         Regions, items and contexts made through this Fam become unusable
         (their calls raise :class:`InvalidArgument`). Memory views from
         :meth:`DataItem.map` are released; numpy arrays still viewing mapped
-        memory trigger a ResourceWarning and must not be touched afterwards.
+        memory trigger a ResourceWarning and read zeros afterwards (the
+        library keeps the address range reserved, so they never crash).
         """
         if not self._active:
             return

@@ -119,7 +119,14 @@ class OutOfRange(FamError, IndexError):
 class NoSpace(FamError):
     """The region or the memory servers have no room, or a queue is full."""
 
-    codes = _codes("FAM_ENOSPACE", "FAM_ERESOURCE", "FAM_EATLQUEUEFULL")
+    codes = _codes("FAM_ENOSPACE", "FAM_EATLQUEUEFULL")
+
+
+class ResourceBusy(FamError):
+    """A resource is in use or exhausted: another process holds the embedded
+    store (start famd to share it), a connection or file limit was reached."""
+
+    codes = _codes("FAM_ERESOURCE")
 
 
 class Unavailable(FamError):
@@ -192,6 +199,7 @@ for _cls in (
     AlreadyExists,
     OutOfRange,
     NoSpace,
+    ResourceBusy,
     Unavailable,
     Timeout,
     Unimplemented,

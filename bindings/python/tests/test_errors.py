@@ -1,10 +1,15 @@
-"""The exception hierarchy; needs no library."""
+"""The exception hierarchy (needs no library), and which class a real
+failure arrives as."""
 
+import os
 import pickle
+import subprocess
+import sys
 
 import pytest
 
 import openfam
+from conftest import run_python
 from openfam._errors import CODES
 
 FAMILIES = {
@@ -17,6 +22,7 @@ FAMILIES = {
     "FAM_ENULLPTR": openfam.InvalidArgument,
     "FAM_ENAMETOOLONG": openfam.NameTooLong,
     "FAM_ENOSPACE": openfam.NoSpace,
+    "FAM_ERESOURCE": openfam.ResourceBusy,
     "FAM_ERPC": openfam.Unavailable,
     "FAM_ETIMEOUT": openfam.Timeout,
     "FAM_EUNIMPL": openfam.Unimplemented,
@@ -64,3 +70,23 @@ def test_pickle_round_trip():
 def test_subclass_constructed_directly_keeps_class():
     e = openfam.NotFound(8, "x")
     assert type(e) is openfam.NotFound and e.code == 8
+
+
+def test_store_held_by_another_process_is_resource_busy(private_store):
+    # The embedded store serves one process at a time; the second one's
+    # error used to arrive as NoSpace. The waiting is bounded by the
+    # library (about 2 s), not by this test.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import openfam, sys; f = openfam.Fam(); f.initialize(); print('held', flush=True); sys.stdin.read()"],
+        env={**os.environ, **private_store}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = run_python(
+            "import openfam\ntry:\n    openfam.Fam().initialize()\nexcept openfam.ResourceBusy as e:\n    print('busy', e.code)\n",
+            private_store,
+        )
+        assert r.stdout.strip() == "busy 17", (r.stdout, r.stderr)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)

@@ -4,7 +4,7 @@ import pytest
 
 import openfam
 
-from conftest import unique
+from conftest import run_python, unique
 
 
 def test_alone_is_pe_zero_of_one(fam):
@@ -67,3 +67,55 @@ def test_finalize_then_initialize_again(fam):
 def test_group_must_be_str():
     with pytest.raises(TypeError):
         openfam.Fam(group=3).initialize()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", ["finalize", "destroy", "with-block"])
+def test_array_outliving_its_memory_never_crashes(private_store, how):
+    # A numpy view from as_array() that outlives fam.finalize(), the
+    # region's destroy() or the end of a `with openfam.Fam()` block used to
+    # kill the interpreter (exit 139) on its next read: the mapping under
+    # it was unmapped. It now reads zeros.
+    code = """
+import sys, openfam
+how = sys.argv[1]
+if how == "with-block":
+    with openfam.Fam() as f:
+        r = f.create_region("gone", 1 << 20)
+        a = r.allocate(4096, "x").as_array()
+        a[:4] = 7
+else:
+    f = openfam.Fam()
+    f.initialize()
+    r = f.create_region("gone", 1 << 20)
+    a = r.allocate(4096, "x").as_array()
+    a[:4] = 7
+    if how == "finalize":
+        f.finalize()
+    else:
+        r.destroy()
+a[5] = 1
+print("read", int(a[0]), int(a[5]))
+"""
+    r = run_python(code, private_store, args=[how])
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert r.stdout.startswith("read "), r.stdout
+
+
+def test_calls_before_initialize_say_not_initialized(private_store):
+    # They used to raise AttributeError: 'types.SimpleNamespace' object has
+    # no attribute ... (in a fresh interpreter, where nothing loaded the
+    # library yet).
+    code = """
+import openfam
+f = openfam.Fam()
+for call in (lambda: f.create_region("x", 1 << 20), lambda: f.lookup_region("x"),
+             lambda: f.lookup("i", "x"), f.quiet, f.progress):
+    try:
+        call()
+        print("no error")
+    except openfam.InvalidArgument as e:
+        print("not initialized" in str(e), e.code)
+"""
+    r = run_python(code, private_store)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[:5] == ["True 4"] * 5, r.stdout
