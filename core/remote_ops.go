@@ -229,10 +229,14 @@ func (it *Item) renew(op string, stale *transport.Key) error {
 	}
 	f.indexKeyLocked(it, v.key)
 	f.mu.Unlock()
+	// The C fast path learns of the new view first: telling famd the old
+	// key is done with is a round trip, during which the fast path would
+	// still use the old mapping (whose bytes may have moved to another
+	// heap file).
+	it.fire()
 	if old != nil {
 		f.rForget(old)
 	}
-	it.fire()
 	return nil
 }
 
