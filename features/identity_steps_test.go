@@ -125,20 +125,12 @@ func (w *world) strangerBackupHolds(uid, group, bk, text string) error {
 	return nil
 }
 
-// strangerRegion: user uid creates a region in this scenario's embedded
-// store. The store serves one process-wide instance at a time, so the
-// backend's instance is finalized around it and initialized again: use it
-// before the scenario holds handles.
-func (w *world) strangerRegion(uid, group, name, n, unit, mode string) error {
+// asStranger runs fn with an instance of user uid on this scenario's
+// embedded store. The store serves one process-wide instance at a time, so
+// the backend's instance is finalized around it and initialized again: use
+// it before the scenario holds handles.
+func (w *world) asStranger(uid, group string, fn func(f *core.Fam) error) error {
 	u, g, err := strangerIDs(uid, group)
-	if err != nil {
-		return err
-	}
-	size, err := parseSize(n, unit)
-	if err != nil {
-		return err
-	}
-	m, err := parseMode(mode)
 	if err != nil {
 		return err
 	}
@@ -157,8 +149,7 @@ func (w *world) strangerRegion(uid, group, name, n, unit, mode string) error {
 	if err != nil {
 		return err
 	}
-	_, cerr := f.CreateRegion(name, size, m, core.RegionAttr{})
-	if err := errors.Join(cerr, f.Finalize()); err != nil {
+	if err := errors.Join(fn(f), f.Finalize()); err != nil {
 		return err
 	}
 	if was {
@@ -167,14 +158,26 @@ func (w *world) strangerRegion(uid, group, name, n, unit, mode string) error {
 	return nil
 }
 
-// strangerItem: user uid creates a region with data item-level
-// permissions and one item in it, in this scenario's embedded store (see
-// strangerRegion).
-func (w *world) strangerItem(uid, group, name, n, unit, mode, item, isize, iunit, imode string) error {
-	u, g, err := strangerIDs(uid, group)
+// strangerRegion: user uid creates a region in this scenario's embedded
+// store (see asStranger).
+func (w *world) strangerRegion(uid, group, name, n, unit, mode string) error {
+	size, err := parseSize(n, unit)
 	if err != nil {
 		return err
 	}
+	m, err := parseMode(mode)
+	if err != nil {
+		return err
+	}
+	return w.asStranger(uid, group, func(f *core.Fam) error {
+		_, err := f.CreateRegion(name, size, m, core.RegionAttr{})
+		return err
+	})
+}
+
+// strangerItem: user uid creates a region with data item-level
+// permissions and one item in it (see asStranger).
+func (w *world) strangerItem(uid, group, name, n, unit, mode, item, isize, iunit, imode string) error {
 	size, err := parseSize(n, unit)
 	if err != nil {
 		return err
@@ -191,32 +194,14 @@ func (w *world) strangerItem(uid, group, name, n, unit, mode, item, isize, iunit
 	if err != nil {
 		return err
 	}
-	if w.famd != nil || os.Getenv("OPENFAM_SERVER") != "" {
-		return errors.New("another user's region needs the embedded store (no famd)")
-	}
-	was := w.inited
-	if was {
-		if err := w.finalize(""); err != nil {
+	return w.asStranger(uid, group, func(f *core.Fam) error {
+		r, err := f.CreateRegion(name, size, m, core.RegionAttr{PermLevel: core.PermDataItem})
+		if err != nil {
 			return err
 		}
-	}
-	o := core.DefaultOptions()
-	o.PEID, o.PECount, o.UID, o.GID = 0, 1, int(u), int(g)
-	f, err := core.Initialize(o)
-	if err != nil {
+		_, err = r.Allocate(item, is, im)
 		return err
-	}
-	r, cerr := f.CreateRegion(name, size, m, core.RegionAttr{PermLevel: core.PermDataItem})
-	if cerr == nil {
-		_, cerr = r.Allocate(item, is, im)
-	}
-	if err := errors.Join(cerr, f.Finalize()); err != nil {
-		return err
-	}
-	if was {
-		return w.initialize("")
-	}
-	return nil
+	})
 }
 
 func (w *world) registerIdentity(sc *godog.ScenarioContext) {

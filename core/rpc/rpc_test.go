@@ -24,6 +24,7 @@ import (
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
 	"github.com/gofam/openfam/internal/famauth"
+	"github.com/gofam/openfam/internal/testutil"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -624,25 +625,7 @@ func TestPeerCredIdentity(t *testing.T) {
 	check(c.RegionByID(ctx(t), &pb.RegionByIDRequest{Id: private.GetId()})).ok(t, "root still owns its region")
 }
 
-func copyExecutable(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "famd-helper-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := dir + "/helper"
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
+func copyExecutable(t *testing.T) string { return testutil.CopyExecutable(t) }
 
 func dirOf(p string) string {
 	for i := len(p) - 1; i >= 0; i-- {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gofam/openfam/core/wire"
+	"github.com/gofam/openfam/internal/testutil"
 )
 
 // warnings collects a Server's warnings.
@@ -371,22 +372,7 @@ func runClientHelper(addr, hexKey string) int {
 func runAsNobody(t *testing.T, sock string, k Key) string {
 	t.Helper()
 	// nobody must be able to execute the binary: run a copy.
-	dir, err := os.MkdirTemp("", "transport-helper-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "helper")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := testutil.CopyExecutable(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run=^$")

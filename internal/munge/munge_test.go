@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofam/openfam/internal/munge"
 	"github.com/gofam/openfam/internal/munge/mungetest"
+	"github.com/gofam/openfam/internal/testutil"
 )
 
 // TestMain doubles as a helper process: with MUNGE_TEST_ENCODE set it
@@ -72,23 +73,4 @@ func TestOtherUser(t *testing.T) {
 	}
 }
 
-// copyExecutable copies the test binary where another user may run it.
-func copyExecutable(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "munge-helper-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := dir + "/helper"
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
+func copyExecutable(t *testing.T) string { return testutil.CopyExecutable(t) }
