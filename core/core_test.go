@@ -736,3 +736,40 @@ func TestIdentityView(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A region's usage is a running count (servers report it without listing
+// the items): right after allocations and deallocations, and after the
+// store is opened again.
+func TestRegionUsedIsKept(t *testing.T) {
+	o := testOpts(t)
+	f := open(t, o)
+	r, err := f.CreateRegion("used", 1<<20, 0o600, RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := r.Allocate("a", 1000, 0o600)
+	if _, err := r.Allocate("b", 24, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := r.Used(); err != nil || u != 1024 {
+		t.Fatalf("used %d (%v), want 1024", u, err)
+	}
+	if err := a.Deallocate(); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := r.Used(); u != 24 {
+		t.Fatalf("used %d after freeing 1000 bytes, want 24", u)
+	}
+	if err := f.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, o)
+	defer f.Finalize()
+	r, err = f.LookupRegion("used")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := r.Used(); u != 24 {
+		t.Fatalf("used %d after reopening, want 24", u)
+	}
+}

@@ -200,6 +200,7 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	if stored, err := f.store.ItemAt(r.id, off); err == nil {
 		irec.Gen = stored.Gen
 	}
+	rs.itemBytes += n
 	rs.mu.Unlock()
 	v, err := f.makeViewLocked(irec)
 	if err != nil {
@@ -475,6 +476,7 @@ func (it *Item) Deallocate() error {
 			rs.release(classOf(rs.rec, rec), rec.Offset, rec.Size)
 		}
 		_ = rs.alloc.Free(rec.Offset, rec.Size)
+		rs.itemBytes -= min(rs.itemBytes, rec.Size)
 		rs.mu.Unlock()
 	}
 	notify := f.closeIncarnationLocked(it.key())

@@ -455,6 +455,31 @@ func (r *Region) ChangePermissions(mode uint32) error {
 	return nil
 }
 
+// Used returns the bytes of the region's items (the sum of their sizes),
+// kept up to date by allocation and deallocation so that servers report
+// usage without listing every item. It needs no permission beyond a usable
+// handle (famd answers for regions the caller may see). An instance served
+// by famd does not track it: CodeUnimplemented.
+func (r *Region) Used() (uint64, error) {
+	const op = "fam_region_used"
+	if err := r.usable(op); err != nil {
+		return 0, err
+	}
+	f := r.f
+	if f.remote != nil {
+		return 0, Errorf(CodeUnimplemented, op, "region usage is kept by famd")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rs, err := f.regionLocked(r.id)
+	if err != nil {
+		return 0, Errorf(CodeNotFound, op, "region %d: %v", r.id, err)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.itemBytes, nil
+}
+
 // storeErr turns a metadata error into an *Error with the right code.
 func storeErr(op, what, name string, err error) error {
 	switch {

@@ -60,6 +60,9 @@ type regionState struct {
 	base  string
 	heaps map[accessClass]*heapFile
 	alloc *allocator.Allocator
+	// itemBytes is the sum of the sizes of the region's items, kept so
+	// that usage is known without listing them.
+	itemBytes uint64
 }
 
 func (rs *regionState) classPath(c accessClass) string {
@@ -108,6 +111,7 @@ func (f *Fam) openRegion(rec metadata.Region, create bool) (*regionState, error)
 		if err := rs.alloc.Reserve(it.Offset, it.Size); err != nil {
 			return nil, fmt.Errorf("region %q: item at offset %d (%d bytes) overlaps another: %w", rec.Name, it.Offset, it.Size, err)
 		}
+		rs.itemBytes += it.Size
 	}
 	if Placed(rec) {
 		// The bytes are on memory servers: only the allocator lives here.

@@ -225,8 +225,9 @@ func attrPB(a core.RegionAttr) *pb.RegionAttr {
 		Interleave: uint32(a.Interleave), PermLevel: uint32(a.PermLevel)}
 }
 
-// regionInfo describes r; items, when not nil, gives its usage.
-func regionInfo(r *core.Region, items map[uint64]core.Stat) (*pb.RegionInfo, error) {
+// regionInfo describes r. Its usage comes from the core's running count,
+// not from listing the items: a region may hold millions.
+func regionInfo(r *core.Region) (*pb.RegionInfo, error) {
 	st, err := r.Stat()
 	if err != nil {
 		return nil, err
@@ -235,9 +236,9 @@ func regionInfo(r *core.Region, items map[uint64]core.Stat) (*pb.RegionInfo, err
 	if err != nil {
 		return nil, err
 	}
-	var used uint64
-	for _, it := range items {
-		used += it.Size
+	used, err := r.Used()
+	if err != nil {
+		return nil, err
 	}
 	return &pb.RegionInfo{Id: g.RegionID, Name: st.Name, Size: st.Size, Mode: st.Mode, Uid: st.UID, Gid: st.GID,
 		Attr: attrPB(st.Attr), InterleaveSize: st.InterleaveSize, Servers: st.Servers, Used: used}, nil
@@ -248,8 +249,7 @@ func (s *Server) regionReply(r *core.Region, err error) (*pb.RegionReply, error)
 		return &pb.RegionReply{Err: famErr(err)}, nil
 	}
 	defer r.Close()
-	items, _ := regionItems(r)
-	ri, err := regionInfo(r, items)
+	ri, err := regionInfo(r)
 	if err != nil {
 		return &pb.RegionReply{Err: famErr(err)}, nil
 	}
@@ -328,11 +328,7 @@ func (s *Server) visibleRegions(f *core.Fam) ([]*pb.RegionInfo, error) {
 		// A region without permission, or destroyed since the listing, is
 		// simply not visible.
 		_ = withRegion(f, id, func(r *core.Region) error {
-			items, err := regionItems(r)
-			if err != nil {
-				return err
-			}
-			ri, err := regionInfo(r, items)
+			ri, err := regionInfo(r)
 			if err == nil {
 				out = append(out, ri)
 			}
