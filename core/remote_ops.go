@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -234,10 +235,40 @@ func (it *Item) renew(op string, stale *transport.Key) error {
 	// still use the old mapping (whose bytes may have moved to another
 	// heap file).
 	it.fire()
+	it.rRemapMaps(v)
 	if old != nil {
 		f.rForget(old)
 	}
 	return nil
+}
+
+// rRemapMaps points the handle's fam_map mappings, in place, at the file
+// famd passes for view v: a permission change moves the item's bytes to
+// another heap file (spec/wire.md section 9), and an address the program
+// got from fam_map must keep showing the item. Without a descriptor (no
+// read right any more) the old mappings stay, showing the zeroed bytes.
+func (it *Item) rRemapMaps(v *itemView) {
+	it.wmu.Lock()
+	n := len(it.maps)
+	it.wmu.Unlock()
+	if n == 0 || !it.f.remote.unix || v.striped || v.rights&RightRead == 0 {
+		return
+	}
+	fl, off, _, _, err := it.f.remote.data.OpenFD(v.key)
+	if err != nil {
+		return
+	}
+	defer fl.Close()
+	prot := unix.PROT_READ
+	if v.rights&RightWrite != 0 {
+		prot |= unix.PROT_WRITE
+	}
+	lo := off &^ (4096 - 1)
+	it.wmu.Lock()
+	defer it.wmu.Unlock()
+	for _, m := range it.maps {
+		_, _ = unix.MmapPtr(int(fl.Fd()), int64(lo), unsafe.Pointer(&m[0]), uintptr(len(m)), prot, unix.MAP_SHARED|unix.MAP_FIXED)
+	}
 }
 
 // rDiscard gives back a view that was never published: famd forgets its

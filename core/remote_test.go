@@ -475,3 +475,36 @@ func TestControlCallsRenewARevokedKey(t *testing.T) {
 		}
 	}
 }
+
+// Through famd too, an address fam_map returned keeps showing the item
+// after the program's own permission change moved its bytes to another
+// heap file.
+func TestRemoteMapFollowsPermissionChange(t *testing.T) {
+	d := startFamd(t, embed.Options{})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	r, err := f.CreateRegion("rmapped", 1<<20, 0o700, core.RegionAttr{PermLevel: core.PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("m", 100, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := it.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(m, "through the map")
+	if err := it.ChangePermissions(0o640); err != nil {
+		t.Fatal(err)
+	}
+	if string(m[:15]) != "through the map" {
+		t.Fatalf("the mapping shows %q after chmod", m[:15])
+	}
+	copy(m[20:], "after")
+	got := make([]byte, 5)
+	if err := f.Default().Get(got, it, 20); err != nil || string(got) != "after" {
+		t.Fatalf("a write through the map after chmod reads back %q %v", got, err)
+	}
+}

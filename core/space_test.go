@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -275,5 +276,36 @@ func TestLegacyHeapFileIsMigrated(t *testing.T) {
 	}
 	if st, err := os.Stat(base); err != nil || st.Size() != 0 {
 		t.Fatalf("the legacy file is not emptied: %v %v", st, err)
+	}
+}
+
+// An address fam_map returned keeps showing the item after a permission
+// change moved the item's bytes to another heap file.
+func TestMapFollowsPermissionChange(t *testing.T) {
+	f := open(t, testOpts(t))
+	defer f.Finalize()
+	r, err := f.CreateRegion("mapped", 1<<20, 0o700, RegionAttr{PermLevel: PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := r.Allocate("m", 100, 0o600)
+	m, err := it.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(m, "through the map")
+	if err := it.ChangePermissions(0o640); err != nil {
+		t.Fatal(err)
+	}
+	if string(m[:15]) != "through the map" {
+		t.Fatalf("the mapping shows %q after chmod", m[:15])
+	}
+	copy(m[20:], "after")
+	got := make([]byte, 5)
+	if err := f.Default().Get(got, it, 20); err != nil || string(got) != "after" {
+		t.Fatalf("a write through the map after chmod reads back %q %v", got, err)
+	}
+	if err := it.Unmap(unsafe.Pointer(&m[0])); err != nil {
+		t.Fatal(err)
 	}
 }
