@@ -7,7 +7,7 @@ LIB_PC      := $(LIBDIR)/pkgconfig/openfam.pc
 LIB_MAP     := capi/libopenfam.map
 LIB_SOURCES := $(shell find core capi -path capi/testdata -prune -o \( -name '*.go' -o -name '*.c' -o -name '*.h' \) -print) \
                $(wildcard include/*.h include/fam/*.h) go.mod go.sum $(LIB_MAP)
-LIB_VERSION := 3.2.0
+LIB_VERSION := $(VERSION_BASE)
 # The soname is set here because Go's linker does not set one for c-shared.
 # The version script exports only the public API, hiding the Go runtime,
 # cgo's glue and the private ofam_* functions.
@@ -44,7 +44,7 @@ endef
 
 # The build-tree file points at the build tree, so programs can use
 # PKG_CONFIG_PATH=build/lib/pkgconfig before anything is installed.
-$(LIB_PC): mk/lib.mk
+$(LIB_PC): mk/lib.mk VERSION
 	@mkdir -p $(@D)
 	$(call write_pc,$@,$(CURDIR),$(ABS_LIBDIR),$(CURDIR)/include)
 
