@@ -215,7 +215,8 @@ func printFlags(fs *flag.FlagSet) {
 			line += " " + arg
 		}
 		fmt.Fprintf(fs.Output(), "%s\n    \t%s\n", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
-		if f.DefValue != "" && !strings.Contains(usage, "(default") {
+		// A boolean flag is off unless given: "(default false)" says nothing.
+		if f.DefValue != "" && f.DefValue != "false" && !strings.Contains(usage, "(default") {
 			fmt.Fprintf(fs.Output(), "    \t(default %q)\n", f.DefValue)
 		}
 	})
