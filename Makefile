@@ -57,7 +57,7 @@ DEPS_PIP       :=
 include $(sort $(wildcard mk/*.mk))
 
 .DEFAULT_GOAL := all
-.PHONY: all test verify demo clean help install
+.PHONY: all test verify demo clean help
 
 all: $(ALL_TARGETS) ## build the library, headers, tools and examples
 
