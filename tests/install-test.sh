@@ -1,0 +1,160 @@
+#!/bin/sh
+# make test-install: installs into a temporary PREFIX and checks what a user
+# of the install gets (see mk/install.mk):
+#  - famd, famrun, famctl and fambench answer --version with the stamped
+#    version ($OPENFAM_VERSION from make), never "(devel)";
+#  - the man pages are installed where man looks and render without
+#    warnings (groff -ww), each with a .TH header;
+#  - a C program builds with pkg-config and with a CMake project using
+#    find_package(OpenFAM) and OpenFAM::openfam, and runs fam_initialize ..
+#    fam_finalize on the installed library (a copy of the installed tree
+#    moved elsewhere works too: the CMake files use no absolute path);
+#  - uninstall leaves nothing but the files that were there before, and a
+#    DESTDIR install and uninstall stay inside DESTDIR.
+set -eu
+: "${MAKE:=make}" "${CC:=cc}" "${OPENFAM_VERSION:?run through make test-install}"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+fail() { echo "test-install: FAIL: $*" >&2; exit 1; }
+
+# Something that was under PREFIX before must survive uninstall.
+mkdir -p "$prefix/bin" "$prefix/share/man/man1"
+echo keep > "$prefix/bin/other-tool"
+
+$MAKE -s --no-print-directory install PREFIX="$prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "make install"; }
+
+# --version.
+for t in famd famrun famctl fambench; do
+  out=$(env -u LD_LIBRARY_PATH "$prefix/bin/$t" --version) || fail "$t --version exited $?"
+  [ "$out" = "$t $OPENFAM_VERSION" ] || fail "$t --version printed '$out', want '$t $OPENFAM_VERSION'"
+  case "$out" in *devel*|*unknown*) fail "$t --version is not stamped: $out" ;; esac
+done
+echo "test-install: --version of famd famrun famctl fambench: $OPENFAM_VERSION"
+# The installed fambench uses the library beside it, not the build tree's.
+ldd "$prefix/bin/fambench" | grep -q "=> $prefix/bin/../lib/libopenfam.so.0" ||
+  fail "installed fambench does not load $prefix/lib/libopenfam.so.0: $(ldd "$prefix/bin/fambench" | grep openfam)"
+
+# Man pages.
+for p in man1/famd.1 man1/famrun.1 man1/famctl.1 man1/fambench.1 man3/openfam.3; do
+  f=$prefix/share/man/$p
+  [ -f "$f" ] || fail "$f not installed"
+  head -n 1 "$f" | grep -q '^\.TH ' || fail "$f has no .TH header"
+  grep -q "OpenFAM $OPENFAM_VERSION" "$f" || fail "$f does not carry the version"
+  if command -v groff > /dev/null; then
+    warn=$(groff -man -Tutf8 -ww -z "$f" 2>&1) || fail "groff failed on $f: $warn"
+    [ -z "$warn" ] || fail "groff warns on $f: $warn"
+  fi
+done
+if command -v man > /dev/null; then
+  for n in famd famrun famctl fambench openfam; do
+    got=$(MANPATH=$prefix/share/man man -w "$n" 2>/dev/null) || fail "man -w $n does not find the installed page"
+    case "$got" in "$prefix"/*) ;; *) fail "man -w $n found $got, not the installed page" ;; esac
+  done
+  MANPATH=$prefix/share/man MANWIDTH=80 man famd 2>&1 | grep -q -- '--data-dir' || fail "man famd does not render the options"
+  echo "test-install: man pages found by man and rendered without warnings"
+else
+  echo "test-install: man not installed: checked the pages' .TH headers (and groff, if present) only"
+fi
+
+# A program that uses the installed library.
+store=$tmp/store
+mkdir -p "$tmp/app"
+cat > "$tmp/app/app.c" <<'C'
+#include <openfam.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(void)
+{
+    if (fam_initialize("default", NULL) != 0) {
+        fprintf(stderr, "fam_initialize: %s\n", fam_errmsg());
+        return 1;
+    }
+    fam_region_t *r = fam_create_region("install-test", 1 << 20, 0600, NULL);
+    fam_desc_t *d = r ? fam_allocate("item", 64, 0600, r) : NULL;
+    char in[] = "installed", out[sizeof in] = {0};
+    if (!d || fam_put_blocking(in, d, 0, sizeof in) != 0 || fam_get_blocking(out, d, 0, sizeof in) != 0 ||
+        strcmp(in, out) != 0 || fam_destroy_region(r) != 0) {
+        fprintf(stderr, "fam calls: %s\n", fam_errmsg());
+        return 1;
+    }
+    if (fam_finalize("default") != 0) {
+        fprintf(stderr, "fam_finalize: %s\n", fam_errmsg());
+        return 1;
+    }
+    printf("ok %s\n", OPENFAM_API_VERSION);
+    return 0;
+}
+C
+# run_app BINARY WHERE [env...]: runs the program on a private embedded store.
+run_app() {
+  bin=$1 where=$2; shift 2
+  rm -rf "$store"
+  out=$(env -u OPENFAM_SERVER "$@" OPENFAM_DATA_DIR="$store" OPENFAM_SHM_DIR="$store/shm" \
+    OPENFAM_BACKUP_DIR="$store/backups" "$bin" 2>&1) || fail "$where: the program failed: $out"
+  [ "$out" = "ok 3.2.0" ] || fail "$where: the program printed '$out'"
+}
+
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --exists openfam || fail "pkg-config does not find openfam under $prefix"
+# shellcheck disable=SC2046 # the flags are words
+$CC -Wall -Werror -o "$tmp/app/app-pc" "$tmp/app/app.c" $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs openfam) ||
+  fail "building with pkg-config"
+LD_LIBRARY_PATH=$prefix/lib ldd "$tmp/app/app-pc" | grep -q "=> $prefix/lib/libopenfam.so.0" || fail "app-pc does not load the installed library"
+run_app "$tmp/app/app-pc" pkg-config LD_LIBRARY_PATH="$prefix/lib"
+echo "test-install: pkg-config build runs fam_initialize .. fam_finalize on the installed library"
+
+command -v cmake > /dev/null || fail "cmake is not installed (make setup installs it)"
+cat > "$tmp/app/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.13)
+project(openfam_install_test C)
+find_package(OpenFAM 3.2 REQUIRED)
+add_executable(app app.c)
+target_link_libraries(app PRIVATE OpenFAM::openfam)
+CMAKE
+# cmake_build PREFIX BUILDDIR: configures and builds the project against PREFIX.
+cmake_build() {
+  cmake -S "$tmp/app" -B "$2" -DCMAKE_PREFIX_PATH="$1" -DCMAKE_C_COMPILER="$CC" > "$2.log" 2>&1 &&
+    cmake --build "$2" >> "$2.log" 2>&1 || { cat "$2.log"; fail "CMake build against $1"; }
+}
+cmake_build "$prefix" "$tmp/b1"
+LD_LIBRARY_PATH=$prefix/lib ldd "$tmp/b1/app" | grep -q "=> $prefix/lib/libopenfam.so.0" || fail "the CMake build does not load the installed library"
+run_app "$tmp/b1/app" cmake LD_LIBRARY_PATH="$prefix/lib"
+# A version the install cannot satisfy is refused.
+sed 's/OpenFAM 3.2 REQUIRED/OpenFAM 4.0 REQUIRED/' "$tmp/app/CMakeLists.txt" > "$tmp/cm4" && mkdir -p "$tmp/app4" &&
+  cp "$tmp/app/app.c" "$tmp/app4/" && mv "$tmp/cm4" "$tmp/app4/CMakeLists.txt"
+if cmake -S "$tmp/app4" -B "$tmp/b4" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/b4.log" 2>&1; then
+  fail "find_package(OpenFAM 4.0) accepted version 3.2"
+fi
+# A copy of the tree, built against once the original is uninstalled.
+cp -a "$prefix" "$tmp/moved"
+echo "test-install: find_package(OpenFAM) + OpenFAM::openfam build runs too; OpenFAM 4.0 is refused"
+
+# Uninstall: nothing of ours is left; what was there before is.
+$MAKE -s --no-print-directory uninstall PREFIX="$prefix" > "$tmp/uninstall.log" || { cat "$tmp/uninstall.log"; fail "make uninstall"; }
+left=$(cd "$prefix" && find . ! -type d ! -path ./bin/other-tool)
+[ -z "$left" ] || fail "uninstall left files: $left"
+[ "$(cat "$prefix/bin/other-tool")" = keep ] || fail "uninstall removed a file it did not install"
+[ -d "$prefix/share/man/man1" ] || fail "uninstall removed a directory it did not create"
+[ ! -e "$prefix/lib/cmake" ] && [ ! -e "$prefix/include" ] || fail "uninstall left directories it created"
+echo "test-install: uninstall removed every installed file and directory, and nothing else"
+
+# The CMake files hold no absolute path: the copy made before uninstall
+# works on its own, with the original gone (a path into it would fail),
+# and the program finds the copy's library by the run path CMake gives it.
+cmake_build "$tmp/moved" "$tmp/b2"
+env -u LD_LIBRARY_PATH ldd "$tmp/b2/app" | grep -q "=> $tmp/moved/lib/libopenfam.so.0" || fail "the moved tree's CMake build does not use the moved library"
+run_app "$tmp/b2/app" "cmake, moved tree" -u LD_LIBRARY_PATH
+echo "test-install: find_package(OpenFAM) works from a copy of the install moved elsewhere"
+
+# DESTDIR: staged under DESTDIR, pointing at PREFIX.
+stage=$tmp/stage
+$MAKE -s --no-print-directory install DESTDIR="$stage" PREFIX=/opt/openfam-test > /dev/null || fail "make install DESTDIR"
+[ ! -e /opt/openfam-test ] || fail "install with DESTDIR wrote to /opt/openfam-test"
+grep -qx 'prefix=/opt/openfam-test' "$stage/opt/openfam-test/lib/pkgconfig/openfam.pc" || fail "staged openfam.pc does not name PREFIX"
+$MAKE -s --no-print-directory uninstall DESTDIR="$stage" PREFIX=/opt/openfam-test > /dev/null || fail "make uninstall DESTDIR"
+left=$(find "$stage" ! -type d)
+[ -z "$left" ] || fail "uninstall with DESTDIR left: $left"
+echo "test-install: DESTDIR install and uninstall stay inside DESTDIR"
+echo "test-install: PASS"
