@@ -34,9 +34,12 @@ install)
   mkdir -p "$root"
   new=$(mktemp)
   trap 'rm -f "$new"' EXIT
-  # Directories an earlier install created stay recorded, so that
-  # installing twice then uninstalling still removes them.
-  [ -f "$manifest" ] && grep '^d ' "$manifest" >> "$new" || true
+  # What an earlier install put here stays recorded (the directories it
+  # created, files this install may no longer have), so that uninstall after
+  # installing twice still removes all of it.
+  if [ -f "$manifest" ]; then
+    cat "$manifest" >> "$new"
+  fi
   while read -r a b c; do
     [ -n "$a" ] || continue
     case "$c" in /*|*..*) echo "install.sh: bad destination $c" >&2; exit 1 ;; esac

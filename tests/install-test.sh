@@ -23,7 +23,10 @@ fail() { echo "test-install: FAIL: $*" >&2; exit 1; }
 mkdir -p "$prefix/bin" "$prefix/share/man/man1"
 echo keep > "$prefix/bin/other-tool"
 
-$MAKE -s --no-print-directory install PREFIX="$prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "make install"; }
+# Twice: installing over an install must still uninstall cleanly.
+for i in 1 2; do
+  $MAKE -s --no-print-directory install PREFIX="$prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "make install ($i)"; }
+done
 
 # --version.
 for t in famd famrun famctl fambench; do
@@ -143,6 +146,8 @@ echo "test-install: uninstall removed every installed file and directory, and no
 # The CMake files hold no absolute path: the copy made before uninstall
 # works on its own, with the original gone (a path into it would fail),
 # and the program finds the copy's library by the run path CMake gives it.
+# Without a version this time: any version is accepted.
+sed -i 's/OpenFAM 3.2 REQUIRED/OpenFAM REQUIRED/' "$tmp/app/CMakeLists.txt"
 cmake_build "$tmp/moved" "$tmp/b2"
 env -u LD_LIBRARY_PATH ldd "$tmp/b2/app" | grep -q "=> $tmp/moved/lib/libopenfam.so.0" || fail "the moved tree's CMake build does not use the moved library"
 run_app "$tmp/b2/app" "cmake, moved tree" -u LD_LIBRARY_PATH
@@ -157,4 +162,25 @@ $MAKE -s --no-print-directory uninstall DESTDIR="$stage" PREFIX=/opt/openfam-tes
 left=$(find "$stage" ! -type d)
 [ -z "$left" ] || fail "uninstall with DESTDIR left: $left"
 echo "test-install: DESTDIR install and uninstall stay inside DESTDIR"
+# The version stamp (mk/version.sh): VERSION alone outside git, even when
+# the tree sits inside another checkout; the commit after it in git; a
+# tag's version on a tagged commit.
+src=$(pwd)
+mkdir -p "$tmp/v/outer/tree/mk"
+cp "$src/mk/version.sh" "$tmp/v/outer/tree/mk/" && echo 7.1.0 > "$tmp/v/outer/tree/VERSION"
+git -C "$tmp/v/outer" init -q && git -C "$tmp/v/outer" -c user.name=t -c user.email=t@t commit -q --allow-empty -m outer
+got=$(sh "$tmp/v/outer/tree/mk/version.sh")
+[ "$got" = 7.1.0 ] || fail "version.sh in a tree inside another checkout printed $got, want 7.1.0"
+g() { git -C "$tmp/v/outer/tree" -c user.name=t -c user.email=t@t "$@"; }
+g init -q && g add -A && g commit -q -m one
+rev=$(g rev-parse --short HEAD)
+got=$(sh "$tmp/v/outer/tree/mk/version.sh")
+[ "$got" = "7.1.0-g$rev" ] || fail "version.sh in git printed $got, want 7.1.0-g$rev"
+echo 7.1.1 > "$tmp/v/outer/tree/VERSION"
+got=$(sh "$tmp/v/outer/tree/mk/version.sh")
+[ "$got" = "7.1.1-g$rev-dirty" ] || fail "version.sh with a change printed $got, want 7.1.1-g$rev-dirty"
+g commit -q -am two && g tag v7.1.1
+got=$(sh "$tmp/v/outer/tree/mk/version.sh")
+[ "$got" = 7.1.1 ] || fail "version.sh on tag v7.1.1 printed $got"
+echo "test-install: version stamps: VERSION outside git, -gREV in git, -dirty with changes, the tag's version on a tag"
 echo "test-install: PASS"
