@@ -65,4 +65,4 @@ uninstall: ## remove what make install put under PREFIX (and DESTDIR), by its ma
 
 test-install: lib famd famrun famctl ## install into a temp PREFIX; check --version, man pages, pkg-config and CMake builds, uninstall
 	python3 docs/man/md2man_test.py -q
-	@MAKE='$(MAKE)' CC='$(CC)' OPENFAM_VERSION='$(OPENFAM_VERSION)' tests/install-test.sh
+	@MAKE='$(MAKE)' CC='$(CC)' CXX='$(CXX)' OPENFAM_VERSION='$(OPENFAM_VERSION)' tests/install-test.sh

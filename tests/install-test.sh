@@ -6,13 +6,14 @@
 #  - the man pages are installed where man looks and render without
 #    warnings (groff -ww), each with a .TH header;
 #  - a C program builds with pkg-config and with a CMake project using
-#    find_package(OpenFAM) and OpenFAM::openfam, and runs fam_initialize ..
+#    find_package(OpenFAM) and OpenFAM::openfam (with a C++ one using
+#    OpenFAM 3.2's fam/fam.h), and runs fam_initialize ..
 #    fam_finalize on the installed library (a copy of the installed tree
 #    moved elsewhere works too: the CMake files use no absolute path);
 #  - uninstall leaves nothing but the files that were there before, and a
 #    DESTDIR install and uninstall stay inside DESTDIR.
 set -eu
-: "${MAKE:=make}" "${CC:=cc}" "${OPENFAM_VERSION:?run through make test-install}"
+: "${MAKE:=make}" "${CC:=cc}" "${CXX:=c++}" "${OPENFAM_VERSION:?run through make test-install}"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -109,21 +110,60 @@ run_app "$tmp/app/app-pc" pkg-config LD_LIBRARY_PATH="$prefix/lib"
 echo "test-install: pkg-config build runs fam_initialize .. fam_finalize on the installed library"
 
 command -v cmake > /dev/null || fail "cmake is not installed (make setup installs it)"
+# The same in C++ through OpenFAM 3.2's own interface (fam/fam.h, header
+# only over the library), as OpenFAM's CMake users write it.
+cat > "$tmp/app/app.cpp" <<'CXX'
+#include <fam/fam.h>
+#include <cstring>
+#include <iostream>
+
+using namespace openfam;
+
+int main()
+{
+    fam *f = new fam();
+    Fam_Options opts;
+    memset(&opts, 0, sizeof opts);
+    try {
+        f->fam_initialize("default", &opts);
+        Fam_Region_Descriptor *r = f->fam_create_region("install-test-cxx", 1 << 20, 0600, NULL);
+        Fam_Descriptor *d = f->fam_allocate("item", 64, 0600, r);
+        char in[] = "installed", out[sizeof in] = {0};
+        f->fam_put_blocking(in, d, 0, sizeof in);
+        f->fam_get_blocking(out, d, 0, sizeof in);
+        if (strcmp(in, out) != 0) {
+            std::cerr << "read back '" << out << "'" << std::endl;
+            return 1;
+        }
+        f->fam_destroy_region(r);
+        f->fam_finalize("default");
+    } catch (Fam_Exception &e) {
+        std::cerr << "Fam_Exception " << e.fam_error() << ": " << e.fam_error_msg() << std::endl;
+        return 1;
+    }
+    delete f;
+    std::cout << "ok " << OPENFAM_API_VERSION << std::endl;
+    return 0;
+}
+CXX
 cat > "$tmp/app/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.13)
-project(openfam_install_test C)
+project(openfam_install_test C CXX)
 find_package(OpenFAM 3.2 REQUIRED)
 add_executable(app app.c)
 target_link_libraries(app PRIVATE OpenFAM::openfam)
+add_executable(app_cxx app.cpp)
+target_link_libraries(app_cxx PRIVATE OpenFAM::openfam)
 CMAKE
 # cmake_build PREFIX BUILDDIR: configures and builds the project against PREFIX.
 cmake_build() {
-  cmake -S "$tmp/app" -B "$2" -DCMAKE_PREFIX_PATH="$1" -DCMAKE_C_COMPILER="$CC" > "$2.log" 2>&1 &&
+  cmake -S "$tmp/app" -B "$2" -DCMAKE_PREFIX_PATH="$1" -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" > "$2.log" 2>&1 &&
     cmake --build "$2" >> "$2.log" 2>&1 || { cat "$2.log"; fail "CMake build against $1"; }
 }
 cmake_build "$prefix" "$tmp/b1"
 LD_LIBRARY_PATH=$prefix/lib ldd "$tmp/b1/app" | grep -q "=> $prefix/lib/libopenfam.so.0" || fail "the CMake build does not load the installed library"
 run_app "$tmp/b1/app" cmake LD_LIBRARY_PATH="$prefix/lib"
+run_app "$tmp/b1/app_cxx" "cmake, C++ fam/fam.h" LD_LIBRARY_PATH="$prefix/lib"
 # A version the install cannot satisfy is refused.
 sed 's/OpenFAM 3.2 REQUIRED/OpenFAM 4.0 REQUIRED/' "$tmp/app/CMakeLists.txt" > "$tmp/cm4" && mkdir -p "$tmp/app4" &&
   cp "$tmp/app/app.c" "$tmp/app4/" && mv "$tmp/cm4" "$tmp/app4/CMakeLists.txt"
@@ -132,7 +172,7 @@ if cmake -S "$tmp/app4" -B "$tmp/b4" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/b4.lo
 fi
 # A copy of the tree, built against once the original is uninstalled.
 cp -a "$prefix" "$tmp/moved"
-echo "test-install: find_package(OpenFAM) + OpenFAM::openfam build runs too; OpenFAM 4.0 is refused"
+echo "test-install: find_package(OpenFAM) + OpenFAM::openfam builds (C, and C++ with fam/fam.h) run too; OpenFAM 4.0 is refused"
 
 # Uninstall: nothing of ours is left; what was there before is.
 $MAKE -s --no-print-directory uninstall PREFIX="$prefix" > "$tmp/uninstall.log" || { cat "$tmp/uninstall.log"; fail "make uninstall"; }
@@ -151,6 +191,7 @@ sed -i 's/OpenFAM 3.2 REQUIRED/OpenFAM REQUIRED/' "$tmp/app/CMakeLists.txt"
 cmake_build "$tmp/moved" "$tmp/b2"
 env -u LD_LIBRARY_PATH ldd "$tmp/b2/app" | grep -q "=> $tmp/moved/lib/libopenfam.so.0" || fail "the moved tree's CMake build does not use the moved library"
 run_app "$tmp/b2/app" "cmake, moved tree" -u LD_LIBRARY_PATH
+run_app "$tmp/b2/app_cxx" "cmake C++, moved tree" -u LD_LIBRARY_PATH
 echo "test-install: find_package(OpenFAM) works from a copy of the install moved elsewhere"
 
 # DESTDIR: staged under DESTDIR, pointing at PREFIX.
