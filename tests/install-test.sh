@@ -36,6 +36,25 @@ for t in famd famrun famctl fambench; do
   case "$out" in *devel*|*unknown*) fail "$t --version is not stamped: $out" ;; esac
 done
 echo "test-install: --version of famd famrun famctl fambench: $OPENFAM_VERSION"
+# The installed famd announces the same version to the installed famctl.
+mkdir -p "$tmp/famd"
+"$prefix/bin/famd" --socket "$tmp/famd/sock" --data-dir "$tmp/famd/data" --shm-dir "$tmp/famd/shm" \
+  --backup-dir "$tmp/famd/backups" 2> "$tmp/famd/log" &
+famd_pid=$!
+trap 'kill "$famd_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+# Polled with a generous deadline: famd is ready when it answers.
+deadline=$(($(date +%s) + 60))
+until servers=$("$prefix/bin/famctl" --server "unix:$tmp/famd/sock" --json servers 2>&1); do
+  kill -0 "$famd_pid" 2>/dev/null || { cat "$tmp/famd/log"; fail "installed famd exited"; }
+  [ "$(date +%s)" -lt "$deadline" ] || fail "installed famd did not answer within 60s: $servers"
+  sleep 0.1
+done
+kill "$famd_pid" && wait "$famd_pid" || fail "famd did not stop cleanly on SIGTERM: $(cat "$tmp/famd/log")"
+trap 'rm -rf "$tmp"' EXIT
+echo "$servers" | grep -q "\"server_version\": \"$OPENFAM_VERSION\"" ||
+  fail "famctl servers does not report famd $OPENFAM_VERSION: $servers"
+echo "test-install: the installed famd reports $OPENFAM_VERSION to famctl servers"
+
 # The installed fambench uses the library beside it, not the build tree's.
 ldd "$prefix/bin/fambench" | grep -q "=> $prefix/bin/../lib/libopenfam.so.0" ||
   fail "installed fambench does not load $prefix/lib/libopenfam.so.0: $(ldd "$prefix/bin/fambench" | grep openfam)"
