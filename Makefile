@@ -24,6 +24,22 @@ BINDIR   := $(BUILD)/bin
 LIB      := $(LIBDIR)/libopenfam.so.0
 ABS_LIBDIR := $(abspath $(LIBDIR))
 
+# The version every tool reports (--version) and famd announces: the
+# release in VERSION, then, in a git checkout, the commit it was built from
+# ("3.2.0-gb01ac03", "-dirty" with uncommitted changes; a tag v3.2.0 on the
+# commit gives plain "3.2.0"). Outside git (a release tarball) VERSION alone.
+# `make OPENFAM_VERSION=...` overrides it, e.g. for a distribution package.
+VERSION_BASE := $(shell cat VERSION)
+ifndef OPENFAM_VERSION
+OPENFAM_VERSION := $(shell sh mk/version.sh)
+endif
+# Go programs take it at link time; C programs as -DOPENFAM_VERSION. The
+# stamp file changes only when the version does, so C programs that print
+# it are rebuilt then and only then.
+VERSION_LDFLAGS := -X github.com/gofam/openfam/internal/version.Version=$(OPENFAM_VERSION)
+VERSION_STAMP   := $(BUILD)/version
+VERSION_CFLAGS  := -DOPENFAM_VERSION='"$(OPENFAM_VERSION)"'
+
 # Flags for C and C++ programs that use the library from the build tree.
 APP_CFLAGS   := -I$(CURDIR)/include -Wall -Wextra -Werror -g -O2
 APP_LDFLAGS  := -L$(ABS_LIBDIR) -lopenfam -Wl,-rpath,$(ABS_LIBDIR) -lpthread
@@ -41,7 +57,7 @@ DEPS_PIP       :=
 include $(sort $(wildcard mk/*.mk))
 
 .DEFAULT_GOAL := all
-.PHONY: all test verify demo clean help install
+.PHONY: all test verify demo clean help
 
 all: $(ALL_TARGETS) ## build the library, headers, tools and examples
 
@@ -63,6 +79,14 @@ demo: ## set up (make setup), then run the demo on the embedded default (no daem
 
 clean: ## remove build outputs
 	rm -rf $(CLEAN_PATHS)
+
+# Rewritten only when the version changes (see VERSION_STAMP).
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(OPENFAM_VERSION)' ] || echo '$(OPENFAM_VERSION)' > $@
+
+.PHONY: FORCE
+FORCE:
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort -u | \

@@ -69,9 +69,9 @@ demo-c: $(C_DEMO) ## the C demo, run twice to show persistence
 
 fambench: $(BINDIR)/fambench ## build the C benchmark
 
-$(BINDIR)/fambench: cmd/fambench/fambench.c include/openfam.h $(C_LIB_DEP) | lib
+$(BINDIR)/fambench: cmd/fambench/fambench.c include/openfam.h $(C_LIB_DEP) $(VERSION_STAMP) | lib
 	@mkdir -p $(@D)
-	$(CC) $(APP_CFLAGS) -o $@ $< $(APP_LDFLAGS)
+	$(CC) $(APP_CFLAGS) $(VERSION_CFLAGS) -o $@ $< $(APP_LDFLAGS)
 
 # Volatile regions on tmpfs, as a default install would have them, in a
 # directory of their own so the run cannot collide with another store.

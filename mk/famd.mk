@@ -37,7 +37,7 @@ verify-proto: ## regenerate the gRPC code into a temp dir and diff with the comm
 	diff -r $$tmp/openfamv1 $(PROTO_OUT) && echo "verify-proto: generated code is up to date"
 
 famd: ## build the famd daemon into build/bin
-	$(GO) build -o $(BINDIR)/famd ./cmd/famd
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o $(BINDIR)/famd ./cmd/famd
 
 test-famd: ## famd, its gRPC server and the in-process daemon (race detector on)
 	$(GO) test -race -count=1 $(FAMD_PKGS)

@@ -1,5 +1,5 @@
 # libopenfam.so.0: the native C library (include/openfam.h) built from capi/
-# with the Go core inside, its pkg-config file, installation, the exported
+# with the Go core inside, its pkg-config file, the exported
 # symbol check and the C-level tests of the handle table.
 
 LIB_LINK    := $(LIBDIR)/libopenfam.so
@@ -7,7 +7,7 @@ LIB_PC      := $(LIBDIR)/pkgconfig/openfam.pc
 LIB_MAP     := capi/libopenfam.map
 LIB_SOURCES := $(shell find core capi -path capi/testdata -prune -o \( -name '*.go' -o -name '*.c' -o -name '*.h' \) -print) \
                $(wildcard include/*.h include/fam/*.h) go.mod go.sum $(LIB_MAP)
-LIB_VERSION := 3.2.0
+LIB_VERSION := $(VERSION_BASE)
 # The soname is set here because Go's linker does not set one for c-shared.
 # The version script exports only the public API, hiding the Go runtime,
 # cgo's glue and the private ofam_* functions.
@@ -44,17 +44,11 @@ endef
 
 # The build-tree file points at the build tree, so programs can use
 # PKG_CONFIG_PATH=build/lib/pkgconfig before anything is installed.
-$(LIB_PC): mk/lib.mk
+$(LIB_PC): mk/lib.mk VERSION
 	@mkdir -p $(@D)
 	$(call write_pc,$@,$(CURDIR),$(ABS_LIBDIR),$(CURDIR)/include)
 
-install: lib ## install the library, headers and pkg-config file under PREFIX (and DESTDIR)
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/fam
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libopenfam.so.0
-	ln -sf libopenfam.so.0 $(DESTDIR)$(PREFIX)/lib/libopenfam.so
-	install -m 0644 $(wildcard include/*.h) $(DESTDIR)$(PREFIX)/include/
-	install -m 0644 $(wildcard include/fam/*.h) $(DESTDIR)$(PREFIX)/include/fam/
-	$(call write_pc,$(DESTDIR)$(PREFIX)/lib/pkgconfig/openfam.pc,$(PREFIX),$${prefix}/lib,$${prefix}/include)
+# Installation (make install, uninstall) is in mk/install.mk.
 
 # Every exported symbol is public API, and every function openfam.h declares
 # is exported.

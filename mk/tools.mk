@@ -13,10 +13,10 @@ TOOLS_PKGS := ./cmd/famrun/ ./cmd/famctl/
 tools: famrun famctl ## build famrun and famctl into build/bin
 
 famrun: ## build the famrun launcher into build/bin
-	$(GO) build -o $(BINDIR)/famrun ./cmd/famrun
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o $(BINDIR)/famrun ./cmd/famrun
 
 famctl: ## build the famctl admin CLI into build/bin
-	$(GO) build -o $(BINDIR)/famctl ./cmd/famctl
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o $(BINDIR)/famctl ./cmd/famctl
 
 test-tools: ## famrun and famctl tests (race detector on; they build famd themselves)
 	$(GO) test -race -count=1 $(TOOLS_PKGS)

@@ -29,6 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The build stamps the version (make passes -DOPENFAM_VERSION="..."); a
+ * compile by hand says so instead of pretending to be a release. */
+#ifndef OPENFAM_VERSION
+#define OPENFAM_VERSION "unknown"
+#endif
+
 extern char **environ;
 
 enum { BIG = 4 << 20, TARGET_NS = 50 * 1000 * 1000 };
@@ -491,7 +497,7 @@ static int net(void)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fambench [--json] [--repeats N] [--net | --get-mib M] [--help]\n"
+            "usage: fambench [--json] [--repeats N] [--net | --get-mib M] [--help] [--version]\n"
             "\n"
             "Measures the OpenFAM C API against plain-memory baselines in the same run:\n"
             "  fam_get_blocking / fam_put_blocking 4 MiB vs memcpy 4 MiB (GB/s),\n"
@@ -509,6 +515,7 @@ static void usage(FILE *f)
             "                with default attributes (interleaved over every memory\n"
             "                server of the famd in OPENFAM_SERVER); see tests/stripe-bench.sh\n"
             "  --help        this text\n"
+            "  --version     print fambench's version and exit\n"
             "\n"
             "The store is the one fam_initialize finds: the embedded store under\n"
             "OPENFAM_DATA_DIR / OPENFAM_SHM_DIR unless OPENFAM_SERVER is set.\n");
@@ -521,6 +528,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("fambench %s\n", OPENFAM_VERSION);
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;

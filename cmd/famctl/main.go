@@ -18,6 +18,7 @@ import (
 
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/internal/famauth"
+	"github.com/gofam/openfam/internal/version"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -41,6 +42,7 @@ Global options (also accepted after COMMAND):
                      $OPENFAM_TOKEN_FILE); must be readable by its owner only
   --timeout DUR      limit for connecting and for each call (default 10s)
   --json             print machine-readable JSON on stdout
+  --version          print famctl's version and exit (before COMMAND only)
   -h, --help         this help; 'famctl help COMMAND' or
                      'famctl COMMAND --help' describe one command
 
@@ -157,12 +159,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("famctl", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	g.register(fs)
+	showVersion := fs.Bool("version", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usageText, commandList())
 			return exitOK
 		}
 		return report(g, stdout, stderr, usagef("%v", err))
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "famctl %s\n", version.String())
+		return exitOK
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {

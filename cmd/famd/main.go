@@ -24,6 +24,7 @@ import (
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
 	"github.com/gofam/openfam/internal/bytesize"
+	"github.com/gofam/openfam/internal/version"
 )
 
 // Exit statuses.
@@ -152,6 +153,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.interleave, "interleave-size", "", "block `BYTES` of regions striped over memory servers (roles all and metadata):\na multiple of 4096, with an optional suffix K, KiB, M, MiB, G or GiB (default 1MiB)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "`LEVEL` of log detail on stderr: debug, info, warn or error")
 	fs.IntVar(&c.maxConnsPerPeer, "max-conns-per-peer", 0, fmt.Sprintf("most data-plane connections `N` one uid (Unix socket) or source address (TCP)\nmay hold; more are refused with an error and a warning (each client process opens\n4 per server); 0: %d, or a quarter of famd's open-file limit if lower; <0: no cap", transport.DefaultMaxConnsPerPeer))
+	showVersion := fs.Bool("version", false, "print famd's version and exit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
 	// The flag package calls Usage on --help and after reporting a parse
 	// error; both are handled below instead.
@@ -166,6 +168,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "famd: see famd --help")
 		return exitUsage
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "famd %s\n", version.String())
+		return exitOK
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "famd: unexpected arguments %q (see --help)\n", fs.Args())
@@ -209,7 +215,8 @@ func printFlags(fs *flag.FlagSet) {
 			line += " " + arg
 		}
 		fmt.Fprintf(fs.Output(), "%s\n    \t%s\n", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
-		if f.DefValue != "" && !strings.Contains(usage, "(default") {
+		// A boolean flag is off unless given: "(default false)" says nothing.
+		if f.DefValue != "" && f.DefValue != "false" && !strings.Contains(usage, "(default") {
 			fmt.Fprintf(fs.Output(), "    \t(default %q)\n", f.DefValue)
 		}
 	})

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gofam/openfam/internal/version"
 )
 
 // Exit statuses of famrun itself; a PE's own status is passed on as is.
@@ -68,6 +70,7 @@ Options:
                      token) and print where it is
   --verbose          copy the private famds' logs to famrun's stderr, each
                      line prefixed with [famd] or [famd memK]
+  --version          print famrun's version and exit
   -h, --help         print this help
 
 Environment given to every PE (on top of famrun's own environment):
@@ -189,6 +192,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (config, int, bool) {
 	fs.BoolVar(&cfg.label, "label", false, "")
 	fs.BoolVar(&cfg.keep, "keep", false, "")
 	fs.BoolVar(&cfg.verbose, "verbose", false, "")
+	showVersion := fs.Bool("version", false, "")
 	usage := func(format string, a ...any) (config, int, bool) {
 		fmt.Fprintf(stderr, "famrun: "+format+"\n", a...)
 		fmt.Fprintln(stderr, "Run 'famrun --help' for usage.")
@@ -200,6 +204,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (config, int, bool) {
 			return cfg, 0, false
 		}
 		return usage("%v", err)
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "famrun %s\n", version.String())
+		return cfg, 0, false
 	}
 	cfg.argv = fs.Args()
 	switch {

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"slices"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/transport"
 	"github.com/gofam/openfam/internal/famauth"
+	famversion "github.com/gofam/openfam/internal/version"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -94,10 +94,7 @@ type Server struct {
 // to transport.NewServer as the Memory and FDSource of the data plane.
 func NewServer(opts Options) *Server {
 	host, _ := os.Hostname()
-	version := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		version = bi.Main.Version
-	}
+	version := famversion.String()
 	s := &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTable(), sessions: newSessions(),
 		barriers: newBarriers(), start: time.Now(), version: version, host: host,
 		auth: famauth.ModeToken, tcpID: identity{uint32(os.Getuid()), uint32(os.Getgid())}}
