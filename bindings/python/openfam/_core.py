@@ -23,6 +23,7 @@ from typing import (
 import numpy as np
 
 from . import _capi
+from ._args import U64_MAX, integer as _integer, mode as _mode, u64 as _u64
 from ._buffer import index_array, readable, writable
 from ._capi import L, check, last_error
 from ._errors import (
@@ -35,20 +36,6 @@ from ._errors import (
 _EINVAL = 4
 _EUNIMPL = 16
 _EINVALIDOP = 18
-
-def _mode(mode: int) -> int:
-    """Returns ``mode`` as the C call takes it (mode_t), unchanged.
-
-    Bits outside 0o777 are passed through so that the library's
-    FAM_EINVAL, which names the value, surfaces; only a value mode_t cannot
-    hold is refused here, since ctypes would silently keep its low 32 bits
-    (2**32 + 0o600 would become 0o600).
-    """
-    m = int(mode)
-    if not 0 <= m <= 0xFFFFFFFF:
-        raise InvalidArgument(_EINVAL, "mode %d is not a permission mode (0 to 0o777)" % m)
-    return m
-
 
 #: The longest region or data item name, in bytes.
 NAME_MAX = _capi.NAME_MAX
@@ -366,7 +353,7 @@ class Fam:
 
     def abort(self, status: int) -> None:
         """Ends the whole job with ``status`` (every PE exits). Does not return."""
-        check(L.abort(int(status)))
+        check(L.abort(_integer(status, "status")))
 
     def option(self, name: str) -> Union[int, str]:
         """The value of one library option (``fam_get_option``).
@@ -446,7 +433,7 @@ class Fam:
             {None: 0, True: 1, False: 2}[None if interleave is None else bool(interleave)],
             2 if item_permissions else 1,
         )
-        h = L.create_region(_encode(name), int(size), _mode(mode), ctypes.byref(attr))
+        h = L.create_region(_encode(name), _u64(size, "size"), _mode(mode), ctypes.byref(attr))
         if not h:
             raise last_error()
         return Region(self, h, name)
@@ -515,7 +502,7 @@ class Region:
         :attr:`DataItem.global_descriptor`. Raises AlreadyExists, NoSpace,
         PermissionDenied, NameTooLong.
         """
-        h = L.allocate(None if name is None else _encode(name), int(size), _mode(mode), self._h)
+        h = L.allocate(None if name is None else _encode(name), _u64(size, "size"), _mode(mode), self._h)
         if not h:
             raise last_error()
         return DataItem(self._fam, h, name if name is not None else "")
@@ -530,7 +517,7 @@ class Region:
         The owner may always; anyone else needs write permission on the
         region, not ownership. Raises PermissionDenied, InvalidArgument.
         """
-        check(L.resize_region(self._h, int(size)))
+        check(L.resize_region(self._h, _u64(size, "size")))
 
     def chmod(self, mode: int) -> None:
         """Changes the region's permission bits. Owner only. The bits bind
@@ -610,7 +597,7 @@ class DataItem:
         Resolution and the permission check happen on first use.
         """
         region_id, offset = g
-        h = L.desc_from_global(_capi.GlobalDesc(int(region_id), int(offset)))
+        h = L.desc_from_global(_capi.GlobalDesc(_u64(region_id, "region_id"), _u64(offset, "offset")))
         if not h:
             raise last_error()
         return cls(fam, h, None)
@@ -675,6 +662,8 @@ class DataItem:
         The last numpy array used with this item is remembered so repeated
         calls skip the buffer gate; this keeps one reference to it.
         """
+        if offset.__class__ is not int or not 0 <= offset <= U64_MAX:
+            offset = _u64(offset, "offset")
         c = self._bufcache
         if c[0] is buffer:
             addr = c[1]
@@ -698,9 +687,10 @@ class DataItem:
 
     def get(self, nbytes: Optional[int] = None, offset: int = 0) -> bytes:
         """Reads ``nbytes`` (default: to the end of the item) at ``offset``."""
+        offset = _u64(offset, "offset")
         if nbytes is None:
-            nbytes = self.size - offset
-        out = bytearray(int(nbytes))
+            nbytes = max(self.size - offset, 0)
+        out = bytearray(_u64(nbytes, "nbytes"))
         self.get_into(out, offset)
         return bytes(out)
 
@@ -710,6 +700,8 @@ class DataItem:
         With ``blocking=False`` the write completes by the next ``quiet()``;
         do not change ``buffer`` before then. Raises OutOfRange past the end.
         """
+        if offset.__class__ is not int or not 0 <= offset <= U64_MAX:
+            offset = _u64(offset, "offset")
         c = self._bufcache
         if c[0] is buffer:
             addr = c[1]
@@ -799,32 +791,34 @@ class DataItem:
 
     def _amo(self, op: str, offset: int, dtype: DTypeLike, value: Any) -> None:
         t = _atomic_type(dtype)
+        offset = _u64(offset, "offset")
         if t == "int128":
             if op != "set":
                 raise InvalidArgument(_EINVAL, "%s has no int128 form (only set, fetch, compare_swap)" % op)
             _need_int128_abi()
-            check(self._call("set_int128", self._h, int(offset), *_split128(_c_value(t, value))))
+            check(self._call("set_int128", self._h, offset, *_split128(_c_value(t, value))))
             return
         if op in ("and", "or", "xor") and t not in _capi.UNSIGNED:
             raise InvalidArgument(_EINVAL, "%s needs uint32 or uint64, not %s" % (op, t))
-        check(self._call("%s_%s" % (op, t), self._h, int(offset), _c_value(t, value)))
+        check(self._call("%s_%s" % (op, t), self._h, offset, _c_value(t, value)))
 
     def _famo(self, op: str, offset: int, dtype: DTypeLike, *values: Any) -> Any:
         t = _atomic_type(dtype)
+        offset = _u64(offset, "offset")
         if t == "int128":
             out = (ctypes.c_uint64 * 2)()
             if op == "fetch":
-                check(self._call("fetch_int128", self._h, int(offset), ctypes.byref(out)))
+                check(self._call("fetch_int128", self._h, offset, ctypes.byref(out)))
             elif op == "compare_swap":
                 _need_int128_abi()
                 e = _split128(_c_value(t, values[0]))
                 d = _split128(_c_value(t, values[1]))
                 if self._ctx is None:
-                    check(L.compare_swap_int128(self._h, int(offset), *e, *d, ctypes.byref(out)))
+                    check(L.compare_swap_int128(self._h, offset, *e, *d, ctypes.byref(out)))
                 else:
                     # Argument order follows the registers, not C's order.
                     check(L.ctx_compare_swap_int128(
-                        self._ctx._h, self._h, int(offset), *e, ctypes.byref(out), *d))
+                        self._ctx._h, self._h, offset, *e, ctypes.byref(out), *d))
             else:
                 raise InvalidArgument(_EINVAL, "%s has no int128 form (only set, fetch, compare_swap)" % op)
             return _join128(out[0], out[1])
@@ -834,7 +828,7 @@ class DataItem:
             raise InvalidArgument(_EINVAL, "compare_swap needs an integer type, not %s" % t)
         res = _capi.SCALARS[t]()
         args = [_c_value(t, v) for v in values]
-        check(self._call("%s_%s" % (op, t), self._h, int(offset), *args, ctypes.byref(res)))
+        check(self._call("%s_%s" % (op, t), self._h, offset, *args, ctypes.byref(res)))
         return _NP_TYPES[t](res.value)
 
     def set(self, offset: int, value: Any, dtype: DTypeLike = np.int64) -> None:
@@ -969,6 +963,10 @@ class DataItem:
         # Each array gets its own buffer export of the mapped block (not of
         # the cached view), so _release_views() can count it.
         carr: Any = self._carr
+        offset = _u64(offset, "offset")
+        if offset > len(view):
+            raise InvalidArgument(
+                _EINVAL, "offset %d is past the end of item %r (%d bytes)" % (offset, self._name, len(view)))
         dt = np.dtype(dtype)
         if shape is None:
             count = (len(view) - offset) // dt.itemsize
