@@ -1,6 +1,13 @@
 """The examples run as written: the script, and the notebook via nbclient."""
 
-from conftest import PKG_ROOT, run_python
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FAMRUN, PKG_ROOT, needs_famrun, run_python
 
 EXAMPLES = PKG_ROOT / "examples"
 
@@ -9,6 +16,44 @@ def test_spmv_script(private_store):
     r = run_python((EXAMPLES / "spmv.py").read_text(), private_store, args=["--rows", "300"])
     assert r.returncode == 0, r.stderr
     assert "1 PE(s), max error" in r.stdout
+
+
+@needs_famrun
+def test_spmv_script_under_famrun(private_store):
+    # The documented `famrun -n 4 python spmv.py`: every PE must find the
+    # region PE 0 made (it used to pick a random name on each PE, so every
+    # PE but 0 failed with NotFound).
+    env = dict(os.environ, **private_store)
+    r = subprocess.run(
+        [str(FAMRUN), "-n", "4", sys.executable, str(EXAMPLES / "spmv.py"), "--rows", "300"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "4 PE(s), max error" in r.stdout
+
+
+def _spmv_module():
+    spec = importlib.util.spec_from_file_location("spmv_example", EXAMPLES / "spmv.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize(
+    "env,want",
+    [
+        ({"FAMRUN_JOB": "0123abcd", "SLURM_JOB_ID": "77"}, "0123abcd"),
+        ({"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "3"}, "77.3"),
+        ({"SLURM_JOB_ID": "77"}, "77"),
+        ({}, None),
+    ],
+)
+def test_spmv_job_id_sources(monkeypatch, env, want):
+    for var in ("FAMRUN_JOB", "SLURM_JOB_ID", "SLURM_STEP_ID"):
+        monkeypatch.delenv(var, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert _spmv_module().job_id() == want
 
 
 def test_spmv_notebook_executes(private_store):
