@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ctypes
 import html
+import os
 import sys
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from typing import (
 
 import numpy as np
 
-from . import _capi
+from . import _about, _capi
 from ._args import U64_MAX, integer as _integer, mode as _mode, u64 as _u64
 from ._buffer import index_array, readable, writable
 from ._capi import L, check, last_error
@@ -224,14 +226,28 @@ class _Queue:
         self.keep: List[Any] = []
 
 
+# The active Fam (see Fam.current); initialize and finalize change it under
+# the lock, so two threads initializing at once get one instance.
+_live: Optional["Fam"] = None
+_live_lock = threading.RLock()
+
+
 class Fam:
     """The process-wide OpenFAM instance, as a context manager.
 
     ``with openfam.Fam() as fam:`` initializes the library on entry and
     finalizes it on exit, releasing every region and item handle made through
-    it. One Fam may be active per process at a time (a second ``__enter__``
-    raises :class:`FamError`); finalizing and then initializing again is
-    allowed. Objects are safe to use from several threads.
+    it. One Fam may be active per process at a time; finalizing and then
+    initializing again is allowed. Objects are safe to use from several
+    threads.
+
+    :meth:`Fam.current` returns the active instance (None when there is
+    none), and :meth:`initialize` of a Fam with the same group and options
+    as the active one attaches to it instead of failing, so a notebook cell
+    that runs ``fam = openfam.Fam().initialize()`` may be run again. A
+    ``with`` block owns its instance (it finalizes it at its end), so
+    entering one while another Fam is active raises :class:`FamError`, as
+    does initializing with another group or other options.
 
     With no configuration the library serves everything inside the process
     from files under the per-user data directories (``OPENFAM_DATA_DIR``,
@@ -249,6 +265,7 @@ class Fam:
     """
 
     def __init__(self, group: str = "openfam", *, options: Optional[Mapping[str, str]] = None) -> None:
+        _encode(group, "group")  # a TypeError now, not at initialize
         self.group = group
         self._options = dict(options or {})
         unknown = set(self._options) - set(_capi.OPTION_FIELDS)
@@ -263,17 +280,66 @@ class Fam:
         self._pe_count = 0
         self._queue = _Queue()
         self._children: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        # Server and store as the environment named them at initialize
+        # (the library reads them then; a later change does not apply).
+        self._settings: List[Tuple[str, str, str]] = []
 
     # ---- life cycle ------------------------------------------------------
 
+    @classmethod
+    def current(cls) -> Optional["Fam"]:
+        """The active (initialized, not yet finalized) instance, or None.
+
+        Finds the live instance again after its variable was lost, as when a
+        notebook cell that initialized is run again or edited.
+        """
+        live = _live
+        return live if live is not None and live._active else None
+
     def initialize(self) -> "Fam":
-        """Starts the library (what ``__enter__`` does); returns self.
+        """Starts the library (what ``__enter__`` does); returns the instance.
+
+        If a Fam with the same group and options is already active in this
+        process, this one attaches to it: both then name the same instance
+        (its regions, PE id, finalize) and the active one is returned, so
+        running ``fam = openfam.Fam().initialize()`` twice is harmless.
 
         Raises:
             LibraryNotFoundError: libopenfam.so.0 cannot be loaded.
-            FamError: the library refused (e.g. already initialized).
+            InvalidArgument: another Fam with a different group or options
+                is active (finalize it first; :meth:`current` returns it), or
+                the library refused.
         """
+        global _live
+        # First, so that a forked child gets ForkedChildError (and never
+        # waits on a lock some other thread of its parent held at the fork).
         _capi.load()
+        with _live_lock:
+            live = self.current()
+            if live is not None:
+                return self._attach(live)
+            self._start()
+            _live = self
+        return self
+
+    def _attach(self, live: "Fam") -> "Fam":
+        if live.__dict__ is self.__dict__:
+            return live
+        if live.group != self.group or live._options != self._options:
+            raise InvalidArgument(
+                _EINVAL,
+                "fam_initialize: already initialized in this process as %r (group %r%s); "
+                "openfam.Fam.current() returns it; finalize it first to start another"
+                % (live, live.group, ", options %r" % live._options if live._options else ""),
+            )
+        # Sharing the instance dict makes the two objects one instance in
+        # all but identity: a caller that ignores the return value and keeps
+        # using its own object sees the live state, and finalize through
+        # either ends both.
+        self.__dict__ = live.__dict__
+        return live
+
+    def _start(self) -> None:
         keep = [_encode(self.group, "group")]
         opts = None
         if self._options:
@@ -286,7 +352,7 @@ class Fam:
         self._active = True
         self._pe_id = int(self._int_option("PE_ID"))
         self._pe_count = int(self._int_option("PE_COUNT"))
-        return self
+        self._settings = _about.store_settings()
 
     def finalize(self) -> None:
         """Waits for outstanding operations, releases every handle, stops.
@@ -297,15 +363,32 @@ class Fam:
         memory trigger a ResourceWarning and read zeros afterwards (the
         library keeps the address range reserved, so they never crash).
         """
+        global _live
         if not self._active:
             return
-        for child in list(self._children):
-            child._release_on_finalize()
-        self._active = False
-        self._queue.keep.clear()
-        check(L.finalize(_encode(self.group, "group")))
+        if _capi.forked:
+            _capi.load()  # raises ForkedChildError; see initialize
+        with _live_lock:
+            if not self._active:
+                return
+            for child in list(self._children):
+                child._release_on_finalize()
+            self._active = False
+            self._queue.keep.clear()
+            if _live is not None and _live.__dict__ is self.__dict__:
+                _live = None
+            check(L.finalize(_encode(self.group, "group")))
 
     def __enter__(self) -> "Fam":
+        live = self.current()
+        if live is not None and live.__dict__ is not self.__dict__:
+            # The block would finalize at its end an instance it did not
+            # start; refuse as fam_initialize does.
+            raise InvalidArgument(
+                _EINVAL,
+                "fam_initialize: already initialized in this process as %r; a `with` "
+                "block cannot share it (use openfam.Fam.current(), or finalize it first)" % (live,),
+            )
         return self.initialize()
 
     def __exit__(self, *exc: object) -> None:
@@ -463,7 +546,32 @@ class Fam:
     def __repr__(self) -> str:
         if not self._active:
             return "<openfam.Fam group=%r (not initialized)>" % self.group
-        return "<openfam.Fam group=%r pe %d of %d>" % (self.group, self._pe_id, self._pe_count)
+        return "<openfam.Fam group=%r pe %d of %d, %s>" % (
+            self.group, self._pe_id, self._pe_count, self._server())
+
+    def _server(self) -> str:
+        for what, value, _src in self._settings:
+            if what == "server":
+                return "embedded" if value == "embedded" else "server " + value
+        return "embedded"
+
+    def _repr_html_(self) -> str:
+        head = "<b>openfam.Fam</b> <code>%s</code>" % html.escape(self.group)
+        if not self._active:
+            return head + " (not initialized)"
+        kids = list(self._children)
+        rows = [
+            ("PE", "%d of %d" % (self._pe_id, self._pe_count)),
+            ("open handles", "%d region(s), %d item(s), %d context(s)" % (
+                sum(isinstance(k, Region) and k._h is not None for k in kids),
+                sum(isinstance(k, DataItem) and k._h is not None for k in kids),
+                sum(isinstance(k, Context) and k._h is not None for k in kids))),
+        ]
+        rows += [(what, "%s [%s]" % (value, src)) for what, value, src in self._settings]
+        rows.append(("library", _capi.loaded_path() or "?"))
+        return "%s<table>%s</table>" % (head, "".join(
+            "<tr><th style='text-align:left'>%s</th><td style='text-align:left'>%s</td></tr>"
+            % (html.escape(k), html.escape(v)) for k, v in rows))
 
 
 class Region:
