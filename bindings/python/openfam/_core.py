@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ctypes
 import html
-import os
 import sys
 import threading
 import warnings
