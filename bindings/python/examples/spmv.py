@@ -7,14 +7,46 @@ PE 0 then checks y against numpy. Runs alone or under a launcher:
 
     python spmv.py              # one PE
     famrun -n 4 python spmv.py  # four PEs share the work
+
+Every PE must name the same region, so the name comes from the job's id,
+which the launcher gives each of its processes alike (see job_id).
 """
 
 import argparse
+import os
+import sys
 import uuid
+from typing import Optional
 
 import numpy as np
 
 import openfam
+
+
+def job_id() -> Optional[str]:
+    """The launcher's id of this job, the same in every PE, or None.
+
+    famrun sets FAMRUN_JOB; under SLURM the job and step ids together tell
+    apart two runs in one allocation.
+    """
+    if os.environ.get("FAMRUN_JOB"):
+        return os.environ["FAMRUN_JOB"]
+    if os.environ.get("SLURM_JOB_ID"):
+        step = os.environ.get("SLURM_STEP_ID")
+        return os.environ["SLURM_JOB_ID"] + ("." + step if step else "")
+    return None
+
+
+def region_name(fam: openfam.Fam) -> str:
+    """A region name shared by the job's PEs and unique to this run."""
+    job = job_id()
+    if job is not None:
+        return "spmv-" + job
+    if fam.pe_count > 1:
+        # A random name would differ on every PE; say what to do instead.
+        sys.exit("spmv: %d PEs but no job id (FAMRUN_JOB, SLURM_JOB_ID) to name "
+                 "the shared region; pass the same --region NAME to every PE" % fam.pe_count)
+    return "spmv-" + uuid.uuid4().hex[:16]
 
 
 def store_csr(region: openfam.Region, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> None:
@@ -46,10 +78,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=2000)
     ap.add_argument("--density", type=float, default=0.01)
-    ap.add_argument("--region", default="spmv-" + uuid.uuid4().hex[:8])
+    ap.add_argument("--region", help="region name (default: from the job id, see job_id)")
     args = ap.parse_args()
 
     with openfam.Fam("spmv") as fam:
+        if args.region is None:
+            args.region = region_name(fam)
         n = args.rows
         rng = np.random.default_rng(42)
         dense = np.where(rng.random((n, n)) < args.density, rng.standard_normal((n, n)), 0.0)

@@ -11,6 +11,9 @@ ctypes. Start with :class:`Fam`::
         out = item.get_into(np.empty(1024))
         region.destroy()
 
+``python -m openfam`` prints which library is used, the versions, and
+where the store and server are.
+
 The library is looked up in this order: the ``OPENFAM_LIBRARY`` environment
 variable (only that path when set), the copy shipped inside the package, the
 ``build/lib`` of a source checkout, then the system library path.
@@ -45,10 +48,8 @@ from ._errors import (
     Unimplemented,
 )
 
-__version__ = "0.1.0"
-
-#: The OpenFAM API version the C library implements.
-OPENFAM_API_VERSION = "3.2.0"
+from ._about import API_VERSION as OPENFAM_API_VERSION
+from ._about import VERSION as __version__
 
 __all__ = [
     "NAME_MAX",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import html
 import sys
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from typing import (
 
 import numpy as np
 
-from . import _capi
+from . import _about, _capi
+from ._args import U64_MAX, integer as _integer, mode as _mode, u64 as _u64
 from ._buffer import index_array, readable, writable
 from ._capi import L, check, last_error
 from ._errors import (
@@ -35,20 +37,6 @@ from ._errors import (
 _EINVAL = 4
 _EUNIMPL = 16
 _EINVALIDOP = 18
-
-def _mode(mode: int) -> int:
-    """Returns ``mode`` as the C call takes it (mode_t), unchanged.
-
-    Bits outside 0o777 are passed through so that the library's
-    FAM_EINVAL, which names the value, surfaces; only a value mode_t cannot
-    hold is refused here, since ctypes would silently keep its low 32 bits
-    (2**32 + 0o600 would become 0o600).
-    """
-    m = int(mode)
-    if not 0 <= m <= 0xFFFFFFFF:
-        raise InvalidArgument(_EINVAL, "mode %d is not a permission mode (0 to 0o777)" % m)
-    return m
-
 
 #: The longest region or data item name, in bytes.
 NAME_MAX = _capi.NAME_MAX
@@ -237,14 +225,28 @@ class _Queue:
         self.keep: List[Any] = []
 
 
+# The active Fam (see Fam.current); initialize and finalize change it under
+# the lock, so two threads initializing at once get one instance.
+_live: Optional["Fam"] = None
+_live_lock = threading.RLock()
+
+
 class Fam:
     """The process-wide OpenFAM instance, as a context manager.
 
     ``with openfam.Fam() as fam:`` initializes the library on entry and
     finalizes it on exit, releasing every region and item handle made through
-    it. One Fam may be active per process at a time (a second ``__enter__``
-    raises :class:`FamError`); finalizing and then initializing again is
-    allowed. Objects are safe to use from several threads.
+    it. One Fam may be active per process at a time; finalizing and then
+    initializing again is allowed. Objects are safe to use from several
+    threads.
+
+    :meth:`Fam.current` returns the active instance (None when there is
+    none), and :meth:`initialize` of a Fam with the same group and options
+    as the active one attaches to it instead of failing, so a notebook cell
+    that runs ``fam = openfam.Fam().initialize()`` may be run again. A
+    ``with`` block owns its instance (it finalizes it at its end), so
+    entering one while another Fam is active raises :class:`FamError`, as
+    does initializing with another group or other options.
 
     With no configuration the library serves everything inside the process
     from files under the per-user data directories (``OPENFAM_DATA_DIR``,
@@ -262,6 +264,7 @@ class Fam:
     """
 
     def __init__(self, group: str = "openfam", *, options: Optional[Mapping[str, str]] = None) -> None:
+        _encode(group, "group")  # a TypeError now, not at initialize
         self.group = group
         self._options = dict(options or {})
         unknown = set(self._options) - set(_capi.OPTION_FIELDS)
@@ -276,17 +279,66 @@ class Fam:
         self._pe_count = 0
         self._queue = _Queue()
         self._children: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        # Server and store as the environment named them at initialize
+        # (the library reads them then; a later change does not apply).
+        self._settings: List[Tuple[str, str, str]] = []
 
     # ---- life cycle ------------------------------------------------------
 
+    @classmethod
+    def current(cls) -> Optional["Fam"]:
+        """The active (initialized, not yet finalized) instance, or None.
+
+        Finds the live instance again after its variable was lost, as when a
+        notebook cell that initialized is run again or edited.
+        """
+        live = _live
+        return live if live is not None and live._active else None
+
     def initialize(self) -> "Fam":
-        """Starts the library (what ``__enter__`` does); returns self.
+        """Starts the library (what ``__enter__`` does); returns the instance.
+
+        If a Fam with the same group and options is already active in this
+        process, this one attaches to it: both then name the same instance
+        (its regions, PE id, finalize) and the active one is returned, so
+        running ``fam = openfam.Fam().initialize()`` twice is harmless.
 
         Raises:
             LibraryNotFoundError: libopenfam.so.0 cannot be loaded.
-            FamError: the library refused (e.g. already initialized).
+            InvalidArgument: another Fam with a different group or options
+                is active (finalize it first; :meth:`current` returns it), or
+                the library refused.
         """
+        global _live
+        # First, so that a forked child gets ForkedChildError (and never
+        # waits on a lock some other thread of its parent held at the fork).
         _capi.load()
+        with _live_lock:
+            live = self.current()
+            if live is not None:
+                return self._attach(live)
+            self._start()
+            _live = self
+        return self
+
+    def _attach(self, live: "Fam") -> "Fam":
+        if live.__dict__ is self.__dict__:
+            return live
+        if live.group != self.group or live._options != self._options:
+            raise InvalidArgument(
+                _EINVAL,
+                "fam_initialize: already initialized in this process as %r (group %r%s); "
+                "openfam.Fam.current() returns it; finalize it first to start another"
+                % (live, live.group, ", options %r" % live._options if live._options else ""),
+            )
+        # Sharing the instance dict makes the two objects one instance in
+        # all but identity: a caller that ignores the return value and keeps
+        # using its own object sees the live state, and finalize through
+        # either ends both.
+        self.__dict__ = live.__dict__
+        return live
+
+    def _start(self) -> None:
         keep = [_encode(self.group, "group")]
         opts = None
         if self._options:
@@ -299,7 +351,7 @@ class Fam:
         self._active = True
         self._pe_id = int(self._int_option("PE_ID"))
         self._pe_count = int(self._int_option("PE_COUNT"))
-        return self
+        self._settings = _about.store_settings()
 
     def finalize(self) -> None:
         """Waits for outstanding operations, releases every handle, stops.
@@ -310,15 +362,32 @@ class Fam:
         memory trigger a ResourceWarning and read zeros afterwards (the
         library keeps the address range reserved, so they never crash).
         """
+        global _live
         if not self._active:
             return
-        for child in list(self._children):
-            child._release_on_finalize()
-        self._active = False
-        self._queue.keep.clear()
-        check(L.finalize(_encode(self.group, "group")))
+        if _capi.forked:
+            _capi.load()  # raises ForkedChildError; see initialize
+        with _live_lock:
+            if not self._active:
+                return
+            for child in list(self._children):
+                child._release_on_finalize()
+            self._active = False
+            self._queue.keep.clear()
+            if _live is not None and _live.__dict__ is self.__dict__:
+                _live = None
+            check(L.finalize(_encode(self.group, "group")))
 
     def __enter__(self) -> "Fam":
+        live = self.current()
+        if live is not None and live.__dict__ is not self.__dict__:
+            # The block would finalize at its end an instance it did not
+            # start; refuse as fam_initialize does.
+            raise InvalidArgument(
+                _EINVAL,
+                "fam_initialize: already initialized in this process as %r; a `with` "
+                "block cannot share it (use openfam.Fam.current(), or finalize it first)" % (live,),
+            )
         return self.initialize()
 
     def __exit__(self, *exc: object) -> None:
@@ -366,7 +435,7 @@ class Fam:
 
     def abort(self, status: int) -> None:
         """Ends the whole job with ``status`` (every PE exits). Does not return."""
-        check(L.abort(int(status)))
+        check(L.abort(_integer(status, "status")))
 
     def option(self, name: str) -> Union[int, str]:
         """The value of one library option (``fam_get_option``).
@@ -446,7 +515,7 @@ class Fam:
             {None: 0, True: 1, False: 2}[None if interleave is None else bool(interleave)],
             2 if item_permissions else 1,
         )
-        h = L.create_region(_encode(name), int(size), _mode(mode), ctypes.byref(attr))
+        h = L.create_region(_encode(name), _u64(size, "size"), _mode(mode), ctypes.byref(attr))
         if not h:
             raise last_error()
         return Region(self, h, name)
@@ -476,7 +545,32 @@ class Fam:
     def __repr__(self) -> str:
         if not self._active:
             return "<openfam.Fam group=%r (not initialized)>" % self.group
-        return "<openfam.Fam group=%r pe %d of %d>" % (self.group, self._pe_id, self._pe_count)
+        return "<openfam.Fam group=%r pe %d of %d, %s>" % (
+            self.group, self._pe_id, self._pe_count, self._server())
+
+    def _server(self) -> str:
+        for what, value, _src in self._settings:
+            if what == "server":
+                return "embedded" if value == "embedded" else "server " + value
+        return "embedded"
+
+    def _repr_html_(self) -> str:
+        head = "<b>openfam.Fam</b> <code>%s</code>" % html.escape(self.group)
+        if not self._active:
+            return head + " (not initialized)"
+        kids = list(self._children)
+        rows = [
+            ("PE", "%d of %d" % (self._pe_id, self._pe_count)),
+            ("open handles", "%d region(s), %d item(s), %d context(s)" % (
+                sum(isinstance(k, Region) and k._h is not None for k in kids),
+                sum(isinstance(k, DataItem) and k._h is not None for k in kids),
+                sum(isinstance(k, Context) and k._h is not None for k in kids))),
+        ]
+        rows += [(what, "%s [%s]" % (value, src)) for what, value, src in self._settings]
+        rows.append(("library", _capi.loaded_path() or "?"))
+        return "%s<table>%s</table>" % (head, "".join(
+            "<tr><th style='text-align:left'>%s</th><td style='text-align:left'>%s</td></tr>"
+            % (html.escape(k), html.escape(v)) for k, v in rows))
 
 
 class Region:
@@ -515,7 +609,7 @@ class Region:
         :attr:`DataItem.global_descriptor`. Raises AlreadyExists, NoSpace,
         PermissionDenied, NameTooLong.
         """
-        h = L.allocate(None if name is None else _encode(name), int(size), _mode(mode), self._h)
+        h = L.allocate(None if name is None else _encode(name), _u64(size, "size"), _mode(mode), self._h)
         if not h:
             raise last_error()
         return DataItem(self._fam, h, name if name is not None else "")
@@ -530,7 +624,7 @@ class Region:
         The owner may always; anyone else needs write permission on the
         region, not ownership. Raises PermissionDenied, InvalidArgument.
         """
-        check(L.resize_region(self._h, int(size)))
+        check(L.resize_region(self._h, _u64(size, "size")))
 
     def chmod(self, mode: int) -> None:
         """Changes the region's permission bits. Owner only. The bits bind
@@ -610,7 +704,7 @@ class DataItem:
         Resolution and the permission check happen on first use.
         """
         region_id, offset = g
-        h = L.desc_from_global(_capi.GlobalDesc(int(region_id), int(offset)))
+        h = L.desc_from_global(_capi.GlobalDesc(_u64(region_id, "region_id"), _u64(offset, "offset")))
         if not h:
             raise last_error()
         return cls(fam, h, None)
@@ -675,6 +769,8 @@ class DataItem:
         The last numpy array used with this item is remembered so repeated
         calls skip the buffer gate; this keeps one reference to it.
         """
+        if offset.__class__ is not int or not 0 <= offset <= U64_MAX:
+            offset = _u64(offset, "offset")
         c = self._bufcache
         if c[0] is buffer:
             addr = c[1]
@@ -698,9 +794,10 @@ class DataItem:
 
     def get(self, nbytes: Optional[int] = None, offset: int = 0) -> bytes:
         """Reads ``nbytes`` (default: to the end of the item) at ``offset``."""
+        offset = _u64(offset, "offset")
         if nbytes is None:
-            nbytes = self.size - offset
-        out = bytearray(int(nbytes))
+            nbytes = max(self.size - offset, 0)
+        out = bytearray(_u64(nbytes, "nbytes"))
         self.get_into(out, offset)
         return bytes(out)
 
@@ -710,6 +807,8 @@ class DataItem:
         With ``blocking=False`` the write completes by the next ``quiet()``;
         do not change ``buffer`` before then. Raises OutOfRange past the end.
         """
+        if offset.__class__ is not int or not 0 <= offset <= U64_MAX:
+            offset = _u64(offset, "offset")
         c = self._bufcache
         if c[0] is buffer:
             addr = c[1]
@@ -799,32 +898,34 @@ class DataItem:
 
     def _amo(self, op: str, offset: int, dtype: DTypeLike, value: Any) -> None:
         t = _atomic_type(dtype)
+        offset = _u64(offset, "offset")
         if t == "int128":
             if op != "set":
                 raise InvalidArgument(_EINVAL, "%s has no int128 form (only set, fetch, compare_swap)" % op)
             _need_int128_abi()
-            check(self._call("set_int128", self._h, int(offset), *_split128(_c_value(t, value))))
+            check(self._call("set_int128", self._h, offset, *_split128(_c_value(t, value))))
             return
         if op in ("and", "or", "xor") and t not in _capi.UNSIGNED:
             raise InvalidArgument(_EINVAL, "%s needs uint32 or uint64, not %s" % (op, t))
-        check(self._call("%s_%s" % (op, t), self._h, int(offset), _c_value(t, value)))
+        check(self._call("%s_%s" % (op, t), self._h, offset, _c_value(t, value)))
 
     def _famo(self, op: str, offset: int, dtype: DTypeLike, *values: Any) -> Any:
         t = _atomic_type(dtype)
+        offset = _u64(offset, "offset")
         if t == "int128":
             out = (ctypes.c_uint64 * 2)()
             if op == "fetch":
-                check(self._call("fetch_int128", self._h, int(offset), ctypes.byref(out)))
+                check(self._call("fetch_int128", self._h, offset, ctypes.byref(out)))
             elif op == "compare_swap":
                 _need_int128_abi()
                 e = _split128(_c_value(t, values[0]))
                 d = _split128(_c_value(t, values[1]))
                 if self._ctx is None:
-                    check(L.compare_swap_int128(self._h, int(offset), *e, *d, ctypes.byref(out)))
+                    check(L.compare_swap_int128(self._h, offset, *e, *d, ctypes.byref(out)))
                 else:
                     # Argument order follows the registers, not C's order.
                     check(L.ctx_compare_swap_int128(
-                        self._ctx._h, self._h, int(offset), *e, ctypes.byref(out), *d))
+                        self._ctx._h, self._h, offset, *e, ctypes.byref(out), *d))
             else:
                 raise InvalidArgument(_EINVAL, "%s has no int128 form (only set, fetch, compare_swap)" % op)
             return _join128(out[0], out[1])
@@ -834,7 +935,7 @@ class DataItem:
             raise InvalidArgument(_EINVAL, "compare_swap needs an integer type, not %s" % t)
         res = _capi.SCALARS[t]()
         args = [_c_value(t, v) for v in values]
-        check(self._call("%s_%s" % (op, t), self._h, int(offset), *args, ctypes.byref(res)))
+        check(self._call("%s_%s" % (op, t), self._h, offset, *args, ctypes.byref(res)))
         return _NP_TYPES[t](res.value)
 
     def set(self, offset: int, value: Any, dtype: DTypeLike = np.int64) -> None:
@@ -969,6 +1070,10 @@ class DataItem:
         # Each array gets its own buffer export of the mapped block (not of
         # the cached view), so _release_views() can count it.
         carr: Any = self._carr
+        offset = _u64(offset, "offset")
+        if offset > len(view):
+            raise InvalidArgument(
+                _EINVAL, "offset %d is past the end of item %r (%d bytes)" % (offset, self._name, len(view)))
         dt = np.dtype(dtype)
         if shape is None:
             count = (len(view) - offset) // dt.itemsize

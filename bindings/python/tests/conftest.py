@@ -23,6 +23,18 @@ REPO = PKG_ROOT.parents[1]
 
 _TMP = tempfile.mkdtemp(prefix="openfam-pytest-")
 
+#: famrun, from `make test-python` (FAMRUN) or the source tree's build.
+FAMRUN = Path(os.environ.get("FAMRUN", REPO / "build" / "bin" / "famrun"))
+# famrun starts a famd for the job; it needs one beside it (or a server).
+HAVE_LAUNCHER = FAMRUN.exists() and (
+    (FAMRUN.parent / "famd").exists() or "OPENFAM_SERVER" in os.environ or "FAMD" in os.environ
+)
+# `make test-python` sets FAMRUN and builds famd and famrun first, so there
+# the launcher is required; a bare pytest run without them skips.
+needs_famrun = pytest.mark.skipif(
+    not HAVE_LAUNCHER and "FAMRUN" not in os.environ, reason="famrun/famd are not built (make famd famrun)"
+)
+
 
 def make_store(root: str) -> Dict[str, str]:
     """Creates a fresh store under root; returns the environment naming it."""

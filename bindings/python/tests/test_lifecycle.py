@@ -1,5 +1,7 @@
 """Fam: initialize/finalize, runtime queries, options."""
 
+import os
+
 import pytest
 
 import openfam
@@ -119,3 +121,72 @@ for call in (lambda: f.create_region("x", 1 << 20), lambda: f.lookup_region("x")
     r = run_python(code, private_store)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[:5] == ["True 4"] * 5, r.stdout
+
+
+def test_current_is_the_active_instance(fam):
+    assert openfam.Fam.current() is fam
+
+
+def test_initialize_of_the_same_group_attaches(fam):
+    # Re-running `fam = openfam.Fam(group).initialize()` returns the live
+    # instance; an object whose return value was ignored acts as it.
+    again = openfam.Fam(fam.group)
+    assert again.initialize() is fam
+    assert again.active and again.pe_count == fam.pe_count
+    r = again.create_region(unique("a"), 1 << 16)
+    assert fam.lookup_region(r.name).global_descriptor == r.global_descriptor
+    r.destroy()
+    assert fam.initialize() is fam  # initializing the live one is harmless too
+    assert fam.active and openfam.Fam.current() is fam
+
+
+def test_initialize_of_another_group_or_options_is_refused(fam):
+    for other in (openfam.Fam(fam.group + "-other"), openfam.Fam(fam.group, options={"runtime": "NONE"})):
+        with pytest.raises(openfam.InvalidArgument) as ei:
+            other.initialize()
+        assert "already initialized" in str(ei.value) and "Fam.current()" in str(ei.value)
+        assert not other.active
+    assert fam.active
+
+
+def test_with_block_does_not_share_the_live_instance(fam):
+    # A with block finalizes at its end, so it must not attach to (and then
+    # end) an instance it did not start.
+    with pytest.raises(openfam.InvalidArgument, match="with. block cannot share"):
+        with openfam.Fam(fam.group):
+            pass
+    assert fam.active and openfam.Fam.current() is fam
+
+
+def test_current_is_none_when_nothing_is_active(private_store):
+    code = """
+import openfam
+print(openfam.Fam.current())
+f = openfam.Fam("solo")
+f.initialize()
+print(openfam.Fam.current() is f)
+g = openfam.Fam("solo")
+g.initialize()          # attaches
+g.finalize()            # ends the one instance
+print(f.active, openfam.Fam.current())
+with openfam.Fam("solo") as h:
+    print(openfam.Fam.current() is h)
+print(openfam.Fam.current())
+"""
+    r = run_python(code, private_store)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["None", "True", "False", "None", "True", "None"]
+
+
+def test_fam_repr_and_html(fam):
+    assert repr(fam).startswith("<openfam.Fam group='pytest' pe 0 of 1, embedded")
+    r = fam.create_region(unique("h"), 1 << 16)
+    try:
+        page = fam._repr_html_()
+        assert page.startswith("<b>openfam.Fam</b> <code>pytest</code><table>")
+        for text in ("0 of 1", "region(s)", "embedded", os.environ["OPENFAM_DATA_DIR"], "libopenfam.so.0"):
+            assert text in page, text
+    finally:
+        r.destroy()
+    assert "(not initialized)" in openfam.Fam("x")._repr_html_()
+    assert "&lt;" in openfam.Fam("<x>")._repr_html_()  # the group is escaped
