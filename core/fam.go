@@ -115,6 +115,10 @@ func Initialize(opts Options) (*Fam, error) {
 		}
 		r, err := dialRemote(opts)
 		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return nil, &Error{Code: e.Code, Op: op, Msg: e.Msg}
+			}
 			return nil, Errorf(CodeRPC, op, "%v", err)
 		}
 		f.remote = r

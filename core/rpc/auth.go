@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -353,10 +354,15 @@ func probe(network, addr string, timeout time.Duration) error {
 		return nil
 	}
 	c, err := net.DialTimeout(network, addr, timeout)
-	if err != nil {
-		return fmt.Errorf("famd at %s: %w", addr, err)
+	switch {
+	case err == nil:
+		return c.Close()
+	case errors.Is(err, syscall.ENOENT):
+		return fmt.Errorf("famd at %s is not running: no socket file (%w)", addr, err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("famd at %s is not running: connection refused (%w)", addr, err)
 	}
-	return c.Close()
+	return fmt.Errorf("famd at %s: %w", addr, err)
 }
 
 // ReadToken reads a cluster token file (famauth.ReadToken): its content
