@@ -84,8 +84,10 @@ Roles (--role):
              same server id and keeps its persistent segments.
 
 For roles all and metadata at least one of --socket and --listen is
-required. SIGTERM or SIGINT stops famd gracefully (exit status 0);
-persistent regions stay in the data directory for the next start. A second
+required. SIGTERM, SIGINT or SIGQUIT stops famd gracefully (exit status 0,
+socket files removed); persistent regions stay in the data directory for
+the next start. SIGHUP is logged and ignored: famd has no configuration
+file to reload and logs to stderr. A second
 famd on the same data directory fails at once.
 
 Flags:
@@ -455,8 +457,7 @@ func parseInterleave(s string) (uint64, error) {
 
 // serve runs famd until a signal or a listener failure.
 func serve(opts embed.Options, lg *logger) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	sigs := notifySignals()
 	defer signal.Stop(sigs)
 	d, err := embed.Start(opts)
 	if err != nil {
@@ -498,12 +499,18 @@ func serve(opts embed.Options, lg *logger) int {
 	lg.infof("famd %s (%s; interleave size %d bytes) serving %s; data dir %s; %s regions; pid %d",
 		rpc.APIVersion, role, block, strings.Join(where, ", "), d.DataDir(), regions, os.Getpid())
 	status := exitOK
-	select {
-	case s := <-sigs:
-		lg.infof("%v: stopping", s)
-	case err := <-d.Failed():
-		lg.errorf("stopping: %v", err)
-		status = exitFailure
+loop:
+	for {
+		select {
+		case s := <-sigs:
+			if !stopping(s, lg) {
+				continue
+			}
+		case err := <-d.Failed():
+			lg.errorf("stopping: %v", err)
+			status = exitFailure
+		}
+		break loop
 	}
 	if err := d.Close(); err != nil {
 		lg.errorf("stop: %v", err)
@@ -513,14 +520,52 @@ func serve(opts embed.Options, lg *logger) int {
 	return status
 }
 
+// notifySignals returns the channel famd's signals arrive on: SIGTERM,
+// SIGINT and SIGQUIT stop it gracefully; SIGHUP, whose default action
+// would kill famd without a word and leave its socket files behind, is
+// logged and otherwise ignored (see stopping).
+func notifySignals() chan os.Signal {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP)
+	return sigs
+}
+
+// stopping logs signal s and says whether famd stops for it. famd has no
+// configuration file to reload and logs to stderr (which the service
+// manager rotates), so SIGHUP, the conventional "reload" signal, changes
+// nothing: famd says so and keeps serving.
+func stopping(s os.Signal, lg *logger) bool {
+	if s == syscall.SIGHUP {
+		lg.infof("%s: ignored: famd has no configuration to reload and logs to stderr; SIGTERM stops it", signalName(s))
+		return false
+	}
+	lg.infof("%s: stopping", signalName(s))
+	return true
+}
+
+// signalName is the conventional name of s ("SIGTERM"); Go's String gives
+// the description ("terminated").
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
 // joinNagEvery is how often a memory server that has not joined yet says
 // so at level warn (the reasons are logged at level debug).
 const joinNagEvery = 10 * time.Second
 
 // serveMemory runs a memory server until a signal or a listener failure.
 func serveMemory(opts embed.MemoryOptions, lg *logger) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	sigs := notifySignals()
 	defer signal.Stop(sigs)
 	m, err := embed.StartMemory(opts)
 	if err != nil {
@@ -549,8 +594,9 @@ loop:
 			lg.warnf("not joined to the metadata famd at %s after %v; still trying (--log-level debug says why)",
 				opts.Join, time.Since(started).Round(time.Second))
 		case s := <-sigs:
-			lg.infof("%v: stopping", s)
-			break loop
+			if stopping(s, lg) {
+				break loop
+			}
 		case err := <-m.Failed():
 			lg.errorf("stopping: %v", err)
 			status = exitFailure
