@@ -7,11 +7,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -114,6 +115,7 @@ type config struct {
 	auth, tcpIdentity          string
 	mungeSocket                string
 	join, role, logLevel       string
+	logFormat                  string
 	advertise, interleave      string
 	shutdownTimeout            time.Duration
 	maxConnsPerPeer            int
@@ -153,6 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.advertise, "advertise", "", "`HOST` a memory server announces to the metadata famd and clients\n(default: the --listen host, which must then not be a wildcard such as 0.0.0.0)")
 	fs.StringVar(&c.interleave, "interleave-size", "", "block `BYTES` of regions striped over memory servers (roles all and metadata):\na multiple of 4096, with an optional suffix K, KiB, M, MiB, G or GiB (default 1MiB)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "`LEVEL` of log detail on stderr: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "`FORMAT` of log lines on stderr: text (time=... level=INFO msg=\"...\") or json\n(one object per line with time, level and msg)")
 	fs.IntVar(&c.maxConnsPerPeer, "max-conns-per-peer", 0, fmt.Sprintf("most data-plane connections `N` one uid (Unix socket) or source address (TCP)\nmay hold; more are refused with an error and a warning (each client process opens\n4 per server); 0: %d, or a quarter of famd's open-file limit if lower; <0: no cap", transport.DefaultMaxConnsPerPeer))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
 	// The flag package calls Usage on --help and after reporting a parse
@@ -173,7 +176,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "famd: unexpected arguments %q (see --help)\n", fs.Args())
 		return exitUsage
 	}
-	lg, err := newLogger(stderr, c.logLevel)
+	lg, err := newLogger(stderr, c.logLevel, c.logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "famd: %v\n", err)
 		return exitUsage
@@ -611,41 +614,52 @@ loop:
 	return status
 }
 
-// logger writes leveled lines to stderr.
+// logger writes famd's log to stderr through log/slog: one record per
+// line, each with its time and level, as text (key=value) or JSON
+// (--log-format). The embedded servers log through the *f methods, with
+// printf-style messages.
 type logger struct {
-	l     *log.Logger
-	level int
+	l *slog.Logger
 }
 
-var levels = map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
+var levels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
-func newLogger(w io.Writer, level string) (*logger, error) {
+// newLogger makes the logger of --log-level level and --log-format format.
+func newLogger(w io.Writer, level, format string) (*logger, error) {
 	n, ok := levels[strings.ToLower(level)]
 	if !ok {
 		return nil, usagef("--log-level must be debug, info, warn or error, not %q", level)
 	}
-	return &logger{l: log.New(w, "famd: ", log.LstdFlags|log.Lmicroseconds), level: n}, nil
+	ho := &slog.HandlerOptions{Level: n}
+	var h slog.Handler
+	switch format {
+	case "text":
+		h = slog.NewTextHandler(w, ho)
+	case "json":
+		h = slog.NewJSONHandler(w, ho)
+	default:
+		return nil, usagef("--log-format must be text or json, not %q", format)
+	}
+	return &logger{l: slog.New(h)}, nil
 }
 
-func (g *logger) at(level int, tag, format string, args ...any) {
-	if level >= g.level {
-		g.l.Printf(tag+format, args...)
+func (g *logger) at(level slog.Level, format string, args ...any) {
+	ctx := context.Background()
+	if g.l.Enabled(ctx, level) {
+		// The embedded servers' lines start with "famd: ", from when the
+		// log had no other mark of where a line came from.
+		g.l.Log(ctx, level, fmt.Sprintf(strings.TrimPrefix(format, "famd: "), args...))
 	}
 }
 
-// debugf is also the Logf of the embedded servers, whose lines start with
-// "famd: " themselves; the logger's own prefix says that already.
-func (g *logger) debugf(format string, args ...any) {
-	g.at(0, "debug: ", strings.TrimPrefix(format, "famd: "), args...)
-}
+// debugf is also the Logf of the embedded servers.
+func (g *logger) debugf(format string, args ...any) { g.at(slog.LevelDebug, format, args...) }
 
-// infof also logs the cluster's events, whose lines start with "famd: ".
-func (g *logger) infof(format string, args ...any) {
-	g.at(1, "", strings.TrimPrefix(format, "famd: "), args...)
-}
+// infof also logs the cluster's and the server's events (regions created
+// and destroyed, client sessions, memory servers joining).
+func (g *logger) infof(format string, args ...any) { g.at(slog.LevelInfo, format, args...) }
 
-// warnf also logs the server's refusals, whose lines start with "famd: ".
-func (g *logger) warnf(format string, args ...any) {
-	g.at(2, "warning: ", strings.TrimPrefix(format, "famd: "), args...)
-}
-func (g *logger) errorf(format string, args ...any) { g.at(3, "error: ", format, args...) }
+// warnf also logs the server's refusals.
+func (g *logger) warnf(format string, args ...any) { g.at(slog.LevelWarn, format, args...) }
+
+func (g *logger) errorf(format string, args ...any) { g.at(slog.LevelError, format, args...) }
