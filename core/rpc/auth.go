@@ -279,9 +279,21 @@ func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		_ = grpc.SetTrailer(ctx, tr)
 	}
 	if err != nil {
+		s.warnAuth(ctx, info.FullMethod, tr, err)
 		return nil, err
 	}
 	return h(context.WithValue(ctx, identityKey{}, id), req)
+}
+
+// warnAuth logs a call refused for want of authentication at level warn
+// (a wrong token is either a misconfigured client or someone guessing).
+// A MUNGE challenge (trailer tr holds one) is the first step of a normal
+// login, not a failure, and is not logged.
+func (s *Server) warnAuth(ctx context.Context, method string, tr metadata.MD, err error) {
+	if len(tr.Get(famauth.MDAuthChallenge)) > 0 {
+		return
+	}
+	s.warnf("authentication failed: refused %s from %s: %s", method, peerName(ctx), status.Convert(err).Message())
 }
 
 // StreamInterceptor authenticates streams the same way (a stream cannot
@@ -292,6 +304,7 @@ func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 		ss.SetTrailer(tr)
 	}
 	if err != nil {
+		s.warnAuth(ss.Context(), info.FullMethod, tr, err)
 		return err
 	}
 	return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id)})
