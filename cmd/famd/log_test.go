@@ -125,3 +125,36 @@ func TestJSONLog(t *testing.T) {
 	}
 	wantRecord(t, parseJSONLog(t, log), "INFO", `^dropped volatile region "fleeting"`)
 }
+
+// famd warns at startup when its data directory belongs to another user
+// (root serving a user's directory): the files it creates there will not
+// match the rest.
+func TestForeignDataDirWarns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the data directory to another user (uid 65534)")
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(data, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	f := startFamd(t, "--socket", filepath.Join(dir, "famd.sock"), "--data-dir", data)
+	f.waitLine(t, "serving")
+	code, log := f.stop(t, syscall.SIGTERM)
+	if code != 0 {
+		t.Fatalf("exit %d, log:\n%s", code, log)
+	}
+	if !regexp.MustCompile(`level=WARN msg="data directory \S+ is owned by uid 65534, not by uid 0`).MatchString(log) {
+		t.Fatalf("no warning about the data directory's owner in:\n%s", log)
+	}
+	// The directory famd made for itself gets no such warning.
+	own := filepath.Join(dir, "own")
+	f = startFamd(t, "--socket", filepath.Join(dir, "own.sock"), "--data-dir", own)
+	f.waitLine(t, "serving")
+	if _, log := f.stop(t, syscall.SIGTERM); strings.Contains(log, "is owned by uid") {
+		t.Fatalf("warned about famd's own data directory:\n%s", log)
+	}
+}

@@ -45,7 +45,9 @@ programs. A program uses it when OPENFAM_SERVER names it:
 
 Serving TCP needs a cluster token: a file of one line, mode 0600, owned by
 the user famd runs as, given to every client host. famd refuses to start
-with a token file its group or others can read.
+with a token file its group or others can read. Any string works (white
+space around it is ignored); make one with 'famctl token new FILE' (32
+random bytes as 64 hexadecimal digits, mode 0600).
 
 Who a caller is (permission checks use it):
   Unix socket   the kernel says (SO_PEERCRED); nothing to configure.
@@ -88,8 +90,16 @@ For roles all and metadata at least one of --socket and --listen is
 required. SIGTERM, SIGINT or SIGQUIT stops famd gracefully (exit status 0,
 socket files removed); persistent regions stay in the data directory for
 the next start. SIGHUP is logged and ignored: famd has no configuration
-file to reload and logs to stderr. A second
-famd on the same data directory fails at once.
+file to reload and logs to stderr. A second famd on the same data
+directory fails at once.
+
+The log (stderr) has one record per line with its time and level, as text
+(time=... level=INFO msg="...") or JSON (--log-format json). At info: start,
+stop and signals, regions created and destroyed, client sessions opened and
+ended, volatile regions dropped because a reboot emptied --shm-dir, memory
+servers joining. At warn: failed authentication (wrong token, MUNGE),
+refused joins and connections, allocations that found no space, a data
+directory owned by another user.
 
 Flags:
 `
@@ -487,6 +497,7 @@ func serve(opts embed.Options, lg *logger) int {
 	} else {
 		where = append(where, fmt.Sprintf("memory servers join only on the Unix socket as uid %d", os.Getuid()))
 	}
+	warnForeignDataDir(d.DataDir(), lg)
 	regions := "unknown number of"
 	if n, err := d.Regions(); err == nil {
 		regions = fmt.Sprint(n)
@@ -521,6 +532,25 @@ loop:
 	}
 	lg.infof("stopped")
 	return status
+}
+
+// warnForeignDataDir warns when the data directory belongs to a user
+// other than the one famd runs as: typically root started famd on a
+// user's directory, or the service user changed. It still works (famd
+// could open it), but the files famd creates there have another owner
+// than the rest, and a later famd run as that owner may be unable to use
+// them.
+func warnForeignDataDir(dir string, lg *logger) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || int(sys.Uid) == os.Geteuid() {
+		return
+	}
+	lg.warnf("data directory %s is owned by uid %d, not by uid %d that famd runs as: files famd creates there will be owned by uid %d; run famd as the directory's owner, or chown the directory",
+		dir, sys.Uid, os.Geteuid(), os.Geteuid())
 }
 
 // notifySignals returns the channel famd's signals arrive on: SIGTERM,
@@ -581,6 +611,7 @@ func serveMemory(opts embed.MemoryOptions, lg *logger) int {
 	}
 	lg.infof("famd %s (role memory: region segments for the metadata famd at %s) serving %s; data dir %s; pid %d; joining",
 		rpc.APIVersion, opts.Join, where, m.DataDir(), os.Getpid())
+	warnForeignDataDir(m.DataDir(), lg)
 	joined := m.Joined()
 	nag := time.NewTicker(joinNagEvery)
 	defer nag.Stop()
