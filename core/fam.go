@@ -38,6 +38,9 @@ type famState struct {
 	peCount int
 	storeID string // distinguishes this store's volatile files from other stores'
 	store   Catalog
+	// lostVolatile names the volatile regions dropped when the store
+	// was opened (see dropLostVolatileRegions), for famd's log.
+	lostVolatile []string
 
 	mu       sync.Mutex // guards the maps below and region life cycles
 	regions  map[uint64]*regionState
@@ -115,6 +118,10 @@ func Initialize(opts Options) (*Fam, error) {
 		}
 		r, err := dialRemote(opts)
 		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return nil, &Error{Code: e.Code, Op: op, Msg: e.Msg}
+			}
 			return nil, Errorf(CodeRPC, op, "%v", err)
 		}
 		f.remote = r
@@ -184,10 +191,17 @@ func (f *Fam) dropLostVolatileRegions() {
 			continue
 		}
 		if _, err := os.Stat(f.regionPath(r)); errors.Is(err, os.ErrNotExist) {
-			_ = f.store.DeleteRegion(r.ID)
+			if f.store.DeleteRegion(r.ID) == nil {
+				f.lostVolatile = append(f.lostVolatile, r.Name)
+			}
 		}
 	}
 }
+
+// LostVolatileRegions names the volatile regions Initialize dropped
+// because their memory did not survive (the machine rebooted since), so
+// that famd can log them.
+func (f *Fam) LostVolatileRegions() []string { return f.lostVolatile }
 
 func (f *Fam) regionPath(r metadata.Region) string {
 	if MemoryType(r.MemoryType) == Persistent {

@@ -3,13 +3,13 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -64,6 +64,12 @@ const DefaultTimeout = 10 * time.Second
 // it either its one TCP identity or, with MUNGE, the identity of a MUNGE
 // credential (famauth.Client: OPENFAM_AUTH, OPENFAM_MUNGE_SOCKET). The
 // client never states a uid of its own.
+//
+// Its errors are *Error (Op left empty for the caller to fill in): a
+// malformed address is CodeInvalid; nothing listening at the address (no
+// socket file, connection refused) is CodeRPC at once, not after the
+// timeout; a refused token is CodeNoPerm; a famd that accepts the
+// connection but does not answer is CodeTimeout.
 func dialRemote(opts Options) (*remote, error) {
 	r := &remote{addr: opts.Server, timeout: opts.Timeout, job: os.Getenv("FAMRUN_JOB"), spin: opts.Spin}
 	if r.timeout <= 0 {
@@ -72,34 +78,41 @@ func dialRemote(opts Options) (*remote, error) {
 	if r.job == "" {
 		r.job = os.Getenv("SLURM_JOB_ID")
 	}
+	network, address, err := parseServer(opts.Server)
+	if err != nil {
+		return nil, err
+	}
+	r.unix = network == "unix"
 	var dopts []grpc.DialOption
 	var target, token string
-	if path, ok := strings.CutPrefix(opts.Server, "unix:"); ok {
-		r.unix = true
-		target = "unix:" + path
+	if r.unix {
+		target = "unix:" + address
 		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	} else {
 		if opts.TokenFile == "" {
-			return nil, fmt.Errorf("OPENFAM_SERVER=%s is a TCP address: set OPENFAM_TOKEN_FILE to the cluster token file", opts.Server)
+			return nil, Errorf(CodeInvalid, "", "OPENFAM_SERVER=%s is a TCP address: set OPENFAM_TOKEN_FILE to the cluster token file", opts.Server)
 		}
 		tok, err := famauth.ReadToken(opts.TokenFile)
 		if err != nil {
-			return nil, err
+			return nil, Errorf(CodeInvalid, "", "cluster token file: %v", err)
 		}
 		token = tok
 		auth, err := famauth.ClientFromEnv(tok)
 		if err != nil {
-			return nil, err
+			return nil, Errorf(CodeInvalid, "", "%v", err)
 		}
-		target = "passthrough:///" + opts.Server
+		target = "passthrough:///" + address
 		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		dopts = append(dopts, auth.DialOptions()...)
 	}
-	sess := new(atomic.Uint64)
-	network, address := "tcp", opts.Server
-	if r.unix {
-		network, address = "unix", strings.TrimPrefix(opts.Server, "unix:")
+	// gRPC connects lazily and, with WaitForReady, retries an address
+	// nothing listens at until the deadline: a famd that is not running
+	// would cost the whole timeout before a vague "deadline exceeded".
+	// One plain connection first tells that case apart at once.
+	if err := probeFamd(network, address, opts.Server, r.timeout); err != nil {
+		return nil, err
 	}
+	sess := new(atomic.Uint64)
 	dopts = append(dopts, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any,
 		cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
 		if id := sess.Load(); id != 0 {
@@ -110,7 +123,7 @@ func dialRemote(opts Options) (*remote, error) {
 	}))
 	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {
-		return nil, fmt.Errorf("famd at %s: %v", opts.Server, err)
+		return nil, Errorf(CodeRPC, "", "famd at %s: %v", opts.Server, err)
 	}
 	r.conn = conn
 	r.cl = pb.NewFamClient(conn)
@@ -119,7 +132,7 @@ func dialRemote(opts Options) (*remote, error) {
 	info, err := r.cl.Info(ctx, &pb.InfoRequest{}, grpc.WaitForReady(true))
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("famd at %s did not answer within %v: %v", opts.Server, r.timeout, err)
+		return nil, firstCallErr(opts.Server, opts.TokenFile, r.timeout, err)
 	}
 	network, daddr := "tcp", info.GetDataTcp()
 	if r.unix && info.GetDataUnix() != "" {
@@ -127,18 +140,85 @@ func dialRemote(opts Options) (*remote, error) {
 	}
 	if daddr == "" {
 		conn.Close()
-		return nil, fmt.Errorf("famd at %s announces no data-plane address", opts.Server)
+		return nil, Errorf(CodeRPC, "", "famd at %s announces no data-plane address", opts.Server)
 	}
 	dc, err := transport.Dial(network, daddr, transport.ClientOptions{Token: token, Timeout: r.timeout, Spin: r.spin})
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("famd data plane at %s: %v", daddr, err)
+		return nil, Errorf(CodeRPC, "", "famd data plane at %s: %v", daddr, err)
 	}
 	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
 	nr.conn = conn
 	nr.startSession(sess)
 	nr.token, nr.tokenFile, nr.spin = token, opts.TokenFile, opts.Spin
 	return nr, nil
+}
+
+// serverForms says which OPENFAM_SERVER values dialRemote accepts.
+const serverForms = "unix:PATH (famd's socket on this host) or HOST:PORT (famd's TCP address)"
+
+// parseServer splits an OPENFAM_SERVER value into a network and an
+// address for net.Dial, refusing anything but "unix:PATH" and
+// "HOST:PORT" with a numeric port: a bare word ("bogus") used to be taken
+// for a TCP address and failed only after the timeout.
+func parseServer(server string) (network, address string, err error) {
+	if path, ok := strings.CutPrefix(server, "unix:"); ok {
+		if path == "" {
+			return "", "", Errorf(CodeInvalid, "", "OPENFAM_SERVER=%q names no socket path; accepted forms: %s", server, serverForms)
+		}
+		return "unix", path, nil
+	}
+	host, port, err := net.SplitHostPort(server)
+	if err != nil {
+		return "", "", Errorf(CodeInvalid, "", "OPENFAM_SERVER=%q is neither a Unix socket nor a TCP address (%v); accepted forms: %s", server, err, serverForms)
+	}
+	if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || n == 0 {
+		return "", "", Errorf(CodeInvalid, "", "OPENFAM_SERVER=%q: port %q is not a number from 1 to 65535; accepted forms: %s", server, port, serverForms)
+	}
+	if strings.ContainsAny(host, "/ ") {
+		return "", "", Errorf(CodeInvalid, "", "OPENFAM_SERVER=%q: %q is not a host name; accepted forms: %s", server, host, serverForms)
+	}
+	return "tcp", server, nil
+}
+
+// probeFamd makes one connection to famd's control address and closes it,
+// turning the ways it can fail into errors that name the address: nothing
+// there (no socket file, connection refused) is CodeRPC and comes at
+// once; a socket this user may not open is CodeNoPerm; no answer within
+// timeout is CodeTimeout.
+func probeFamd(network, address, server string, timeout time.Duration) error {
+	c, err := net.DialTimeout(network, address, timeout)
+	if err == nil {
+		return c.Close()
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		return Errorf(CodeRPC, "", "famd at %s is not running: no socket file %s", server, address)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return Errorf(CodeRPC, "", "famd at %s is not running: connection refused", server)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return Errorf(CodeNoPerm, "", "famd at %s: this user may not connect to %s (permission denied)", server, address)
+	case errors.As(err, &ne) && ne.Timeout():
+		return Errorf(CodeTimeout, "", "famd at %s did not accept a connection within %v", server, timeout)
+	}
+	return Errorf(CodeRPC, "", "famd at %s cannot be reached: %v", server, err)
+}
+
+// firstCallErr describes the failure of the first call dialRemote makes,
+// after the connection itself succeeded.
+func firstCallErr(server, tokenFile string, timeout time.Duration, err error) error {
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		if strings.Contains(st.Message(), "wrong cluster token") {
+			return Errorf(CodeNoPerm, "", "famd at %s refused the client: wrong cluster token (%s does not hold the token famd was started with)", server, tokenFile)
+		}
+		return Errorf(CodeNoPerm, "", "famd at %s refused the client: %s", server, st.Message())
+	case codes.DeadlineExceeded:
+		return Errorf(CodeTimeout, "", "famd at %s accepted the connection but did not answer within %v", server, timeout)
+	}
+	return Errorf(CodeRPC, "", "famd at %s unavailable: %s", server, st.Message())
 }
 
 // awaitRestartedFamd lets a call reach a famd that came back after the

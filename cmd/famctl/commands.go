@@ -23,6 +23,9 @@ type command struct {
 	// flags registers the command's own options; nil when it has none.
 	flags func(fs *flag.FlagSet, o *cmdOpts)
 	run   func(s *session, o *cmdOpts, args []string) error
+	// local, when set, runs the command on this host without a famd
+	// (famctl token new); run is then unused.
+	local func(g *globals, o *cmdOpts, args []string, stdout io.Writer) error
 }
 
 // cmdOpts are the options of the commands that take any.
@@ -32,6 +35,7 @@ type cmdOpts struct {
 	volatile     bool
 	noInterleave bool
 	itemPerms    bool
+	force        bool // token new: replace an existing file
 }
 
 var commands []*command
@@ -64,6 +68,7 @@ func init() {
 		{name: "servers", summary: "show the famd and the memory servers that joined it", max: 0, run: cmdServers,
 			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, and the block size of interleaved regions. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit) and BYTES (their size).\n\nWith --json: {\"servers\": [the famd], \"interleave_size\": N,\n\"memory_servers\": [{\"id\", \"hostname\", \"control\", \"data_tcp\",\n\"data_unix\", \"reachable\", \"segments\", \"bytes\"}, ...]}.\n"},
 		{name: "usage", summary: "bytes total and used, per region and in all", max: 0, run: cmdUsage},
+		tokenCommand,
 	}
 }
 
@@ -162,6 +167,9 @@ func (c *command) execute(g *globals, o *cmdOpts, args []string, stdout io.Write
 		if _, err := parseMode(args[len(args)-1]); err != nil {
 			return err
 		}
+	}
+	if c.local != nil {
+		return c.local(g, o, args, stdout)
 	}
 	s, err := dial(g)
 	if err != nil {

@@ -7,11 +7,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -45,7 +46,9 @@ programs. A program uses it when OPENFAM_SERVER names it:
 
 Serving TCP needs a cluster token: a file of one line, mode 0600, owned by
 the user famd runs as, given to every client host. famd refuses to start
-with a token file its group or others can read.
+with a token file its group or others can read. Any string works (white
+space around it is ignored); make one with 'famctl token new FILE' (32
+random bytes as 64 hexadecimal digits, mode 0600).
 
 Who a caller is (permission checks use it):
   Unix socket   the kernel says (SO_PEERCRED); nothing to configure.
@@ -85,9 +88,19 @@ Roles (--role):
              same server id and keeps its persistent segments.
 
 For roles all and metadata at least one of --socket and --listen is
-required. SIGTERM or SIGINT stops famd gracefully (exit status 0);
-persistent regions stay in the data directory for the next start. A second
-famd on the same data directory fails at once.
+required. SIGTERM, SIGINT or SIGQUIT stops famd gracefully (exit status 0,
+socket files removed); persistent regions stay in the data directory for
+the next start. SIGHUP is logged and ignored: famd has no configuration
+file to reload and logs to stderr. A second famd on the same data
+directory fails at once.
+
+The log (stderr) has one record per line with its time and level, as text
+(time=... level=INFO msg="...") or JSON (--log-format json). At info: start,
+stop and signals, regions created and destroyed, client sessions opened and
+ended, volatile regions dropped because a reboot emptied --shm-dir, memory
+servers joining. At warn: failed authentication (wrong token, MUNGE),
+refused joins and connections, allocations that found no space, a data
+directory owned by another user.
 
 Flags:
 `
@@ -113,6 +126,7 @@ type config struct {
 	auth, tcpIdentity          string
 	mungeSocket                string
 	join, role, logLevel       string
+	logFormat                  string
 	advertise, interleave      string
 	shutdownTimeout            time.Duration
 	maxConnsPerPeer            int
@@ -152,6 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.advertise, "advertise", "", "`HOST` a memory server announces to the metadata famd and clients\n(default: the --listen host, which must then not be a wildcard such as 0.0.0.0)")
 	fs.StringVar(&c.interleave, "interleave-size", "", "block `BYTES` of regions striped over memory servers (roles all and metadata):\na multiple of 4096, with an optional suffix K, KiB, M, MiB, G or GiB (default 1MiB)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "`LEVEL` of log detail on stderr: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "`FORMAT` of log lines on stderr: text (time=... level=INFO msg=\"...\") or json\n(one object per line with time, level and msg)")
 	fs.IntVar(&c.maxConnsPerPeer, "max-conns-per-peer", 0, fmt.Sprintf("most data-plane connections `N` one uid (Unix socket) or source address (TCP)\nmay hold; more are refused with an error and a warning (each client process opens\n4 per server); 0: %d, or a quarter of famd's open-file limit if lower; <0: no cap", transport.DefaultMaxConnsPerPeer))
 	showVersion := fs.Bool("version", false, "print famd's version and exit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
@@ -177,7 +192,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "famd: unexpected arguments %q (see --help)\n", fs.Args())
 		return exitUsage
 	}
-	lg, err := newLogger(stderr, c.logLevel)
+	lg, err := newLogger(stderr, c.logLevel, c.logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "famd: %v\n", err)
 		return exitUsage
@@ -462,8 +477,7 @@ func parseInterleave(s string) (uint64, error) {
 
 // serve runs famd until a signal or a listener failure.
 func serve(opts embed.Options, lg *logger) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	sigs := notifySignals()
 	defer signal.Stop(sigs)
 	d, err := embed.Start(opts)
 	if err != nil {
@@ -490,6 +504,7 @@ func serve(opts embed.Options, lg *logger) int {
 	} else {
 		where = append(where, fmt.Sprintf("memory servers join only on the Unix socket as uid %d", os.Getuid()))
 	}
+	warnForeignDataDir(d.DataDir(), lg)
 	regions := "unknown number of"
 	if n, err := d.Regions(); err == nil {
 		regions = fmt.Sprint(n)
@@ -505,12 +520,18 @@ func serve(opts embed.Options, lg *logger) int {
 	lg.infof("famd %s (%s; interleave size %d bytes) serving %s; data dir %s; %s regions; pid %d",
 		rpc.APIVersion, role, block, strings.Join(where, ", "), d.DataDir(), regions, os.Getpid())
 	status := exitOK
-	select {
-	case s := <-sigs:
-		lg.infof("%v: stopping", s)
-	case err := <-d.Failed():
-		lg.errorf("stopping: %v", err)
-		status = exitFailure
+loop:
+	for {
+		select {
+		case s := <-sigs:
+			if !stopping(s, lg) {
+				continue
+			}
+		case err := <-d.Failed():
+			lg.errorf("stopping: %v", err)
+			status = exitFailure
+		}
+		break loop
 	}
 	if err := d.Close(); err != nil {
 		lg.errorf("stop: %v", err)
@@ -520,14 +541,71 @@ func serve(opts embed.Options, lg *logger) int {
 	return status
 }
 
+// warnForeignDataDir warns when the data directory belongs to a user
+// other than the one famd runs as: typically root started famd on a
+// user's directory, or the service user changed. It still works (famd
+// could open it), but the files famd creates there have another owner
+// than the rest, and a later famd run as that owner may be unable to use
+// them.
+func warnForeignDataDir(dir string, lg *logger) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || int(sys.Uid) == os.Geteuid() {
+		return
+	}
+	lg.warnf("data directory %s is owned by uid %d, not by uid %d that famd runs as: files famd creates there will be owned by uid %d; run famd as the directory's owner, or chown the directory",
+		dir, sys.Uid, os.Geteuid(), os.Geteuid())
+}
+
+// notifySignals returns the channel famd's signals arrive on: SIGTERM,
+// SIGINT and SIGQUIT stop it gracefully; SIGHUP, whose default action
+// would kill famd without a word and leave its socket files behind, is
+// logged and otherwise ignored (see stopping).
+func notifySignals() chan os.Signal {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP)
+	return sigs
+}
+
+// stopping logs signal s and says whether famd stops for it. famd has no
+// configuration file to reload and logs to stderr (which the service
+// manager rotates), so SIGHUP, the conventional "reload" signal, changes
+// nothing: famd says so and keeps serving.
+func stopping(s os.Signal, lg *logger) bool {
+	if s == syscall.SIGHUP {
+		lg.infof("%s: ignored: famd has no configuration to reload and logs to stderr; SIGTERM stops it", signalName(s))
+		return false
+	}
+	lg.infof("%s: stopping", signalName(s))
+	return true
+}
+
+// signalName is the conventional name of s ("SIGTERM"); Go's String gives
+// the description ("terminated").
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
 // joinNagEvery is how often a memory server that has not joined yet says
 // so at level warn (the reasons are logged at level debug).
 const joinNagEvery = 10 * time.Second
 
 // serveMemory runs a memory server until a signal or a listener failure.
 func serveMemory(opts embed.MemoryOptions, lg *logger) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	sigs := notifySignals()
 	defer signal.Stop(sigs)
 	m, err := embed.StartMemory(opts)
 	if err != nil {
@@ -540,6 +618,7 @@ func serveMemory(opts embed.MemoryOptions, lg *logger) int {
 	}
 	lg.infof("famd %s (role memory: region segments for the metadata famd at %s) serving %s; data dir %s; pid %d; joining",
 		rpc.APIVersion, opts.Join, where, m.DataDir(), os.Getpid())
+	warnForeignDataDir(m.DataDir(), lg)
 	joined := m.Joined()
 	nag := time.NewTicker(joinNagEvery)
 	defer nag.Stop()
@@ -556,8 +635,9 @@ loop:
 			lg.warnf("not joined to the metadata famd at %s after %v; still trying (--log-level debug says why)",
 				opts.Join, time.Since(started).Round(time.Second))
 		case s := <-sigs:
-			lg.infof("%v: stopping", s)
-			break loop
+			if stopping(s, lg) {
+				break loop
+			}
 		case err := <-m.Failed():
 			lg.errorf("stopping: %v", err)
 			status = exitFailure
@@ -572,41 +652,52 @@ loop:
 	return status
 }
 
-// logger writes leveled lines to stderr.
+// logger writes famd's log to stderr through log/slog: one record per
+// line, each with its time and level, as text (key=value) or JSON
+// (--log-format). The embedded servers log through the *f methods, with
+// printf-style messages.
 type logger struct {
-	l     *log.Logger
-	level int
+	l *slog.Logger
 }
 
-var levels = map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
+var levels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
-func newLogger(w io.Writer, level string) (*logger, error) {
+// newLogger makes the logger of --log-level level and --log-format format.
+func newLogger(w io.Writer, level, format string) (*logger, error) {
 	n, ok := levels[strings.ToLower(level)]
 	if !ok {
 		return nil, usagef("--log-level must be debug, info, warn or error, not %q", level)
 	}
-	return &logger{l: log.New(w, "famd: ", log.LstdFlags|log.Lmicroseconds), level: n}, nil
+	ho := &slog.HandlerOptions{Level: n}
+	var h slog.Handler
+	switch format {
+	case "text":
+		h = slog.NewTextHandler(w, ho)
+	case "json":
+		h = slog.NewJSONHandler(w, ho)
+	default:
+		return nil, usagef("--log-format must be text or json, not %q", format)
+	}
+	return &logger{l: slog.New(h)}, nil
 }
 
-func (g *logger) at(level int, tag, format string, args ...any) {
-	if level >= g.level {
-		g.l.Printf(tag+format, args...)
+func (g *logger) at(level slog.Level, format string, args ...any) {
+	ctx := context.Background()
+	if g.l.Enabled(ctx, level) {
+		// The embedded servers' lines start with "famd: ", from when the
+		// log had no other mark of where a line came from.
+		g.l.Log(ctx, level, fmt.Sprintf(strings.TrimPrefix(format, "famd: "), args...))
 	}
 }
 
-// debugf is also the Logf of the embedded servers, whose lines start with
-// "famd: " themselves; the logger's own prefix says that already.
-func (g *logger) debugf(format string, args ...any) {
-	g.at(0, "debug: ", strings.TrimPrefix(format, "famd: "), args...)
-}
+// debugf is also the Logf of the embedded servers.
+func (g *logger) debugf(format string, args ...any) { g.at(slog.LevelDebug, format, args...) }
 
-// infof also logs the cluster's events, whose lines start with "famd: ".
-func (g *logger) infof(format string, args ...any) {
-	g.at(1, "", strings.TrimPrefix(format, "famd: "), args...)
-}
+// infof also logs the cluster's and the server's events (regions created
+// and destroyed, client sessions, memory servers joining).
+func (g *logger) infof(format string, args ...any) { g.at(slog.LevelInfo, format, args...) }
 
-// warnf also logs the server's refusals, whose lines start with "famd: ".
-func (g *logger) warnf(format string, args ...any) {
-	g.at(2, "warning: ", strings.TrimPrefix(format, "famd: "), args...)
-}
-func (g *logger) errorf(format string, args ...any) { g.at(3, "error: ", format, args...) }
+// warnf also logs the server's refusals.
+func (g *logger) warnf(format string, args ...any) { g.at(slog.LevelWarn, format, args...) }
+
+func (g *logger) errorf(format string, args ...any) { g.at(slog.LevelError, format, args...) }

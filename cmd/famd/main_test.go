@@ -152,7 +152,7 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("--help exited %d", code)
 	}
 	for _, want := range []string{"--data-dir", "--listen", "--data-listen", "--socket", "--token-file", "--shm-dir",
-		"--backup-dir", "--join", "--role", "--log-level", "--shutdown-timeout", "--advertise", "--interleave-size",
+		"--backup-dir", "--join", "--role", "--log-level", "--log-format", "--shutdown-timeout", "--advertise", "--interleave-size",
 		"metadata", "memory",
 		"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR", "OPENFAM_TOKEN_FILE", "OPENFAM_SERVER", "SIGTERM"} {
 		if !strings.Contains(out, want) {
@@ -464,7 +464,9 @@ func TestMaxConnsPerPeer(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != 17 || !strings.Contains(e.Msg, "--max-conns-per-peer") {
 		t.Fatalf("4th connection: %v, want a FAM_ERESOURCE refusal naming --max-conns-per-peer", err)
 	}
-	f.waitLine(t, "warning: data plane: refusing a connection from uid")
+	if l := f.waitLine(t, "data plane: refusing a connection from uid"); !strings.Contains(l, "level=WARN") {
+		t.Fatalf("refusal logged below level warn: %s", l)
+	}
 }
 
 // TestRootNeedsTCPIdentity: a famd running as root does not silently make
@@ -518,7 +520,9 @@ func TestMemoryJoinNeedsServerToken(t *testing.T) {
 	// know: the metadata famd must refuse, whatever the token.
 	bad := startMem(1, "--server-token-file", wrong)
 	bad.waitLine(t, "refused this memory server: wrong server credential")
-	meta.waitLine(t, "warning: refused a memory server joining from 127.0.0.1")
+	if l := meta.waitLine(t, "refused a memory server joining from 127.0.0.1"); !strings.Contains(l, "level=WARN") {
+		t.Fatalf("refused join logged below level warn: %s", l)
+	}
 	if bad.cmd.Wait(); bad.cmd.ProcessState.ExitCode() != 1 {
 		t.Fatalf("memory famd refused by the metadata famd: exit %d, want 1; log:\n%s", bad.cmd.ProcessState.ExitCode(), bad.log.String())
 	}

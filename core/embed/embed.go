@@ -78,8 +78,9 @@ type Options struct {
 	// InterleaveSize is the block size of regions interleaved over memory
 	// servers; 0 means rpc.DefaultInterleaveSize.
 	InterleaveSize uint64
-	// ClusterLogf receives the memory-server events an operator wants to
-	// see (joins, revocations owed); nil means Logf.
+	// ClusterLogf receives the events an operator wants to see: memory
+	// servers joining, revocations owed, regions created and destroyed,
+	// client sessions, volatile regions lost to a reboot; nil means Logf.
 	ClusterLogf func(format string, args ...any)
 	// WarnLogf receives warnings: refused joins and credentials, and data
 	// connections refused over MaxConnsPerPeer; nil means ClusterLogf.
@@ -207,6 +208,11 @@ func Start(opts Options) (_ *Famd, err error) {
 	}
 	d.fam = fam
 	cleanup = append(cleanup, func() { fam.Finalize() })
+	if clusterLogf != nil {
+		for _, name := range fam.LostVolatileRegions() {
+			clusterLogf("famd: dropped volatile region %q: its memory did not survive the restart (its file in the shm directory is gone)", name)
+		}
+	}
 
 	var grpcLns, uxLns, tcpLns []net.Listener
 	closeAll := func(ls []net.Listener) {
@@ -254,7 +260,7 @@ func Start(opts Options) (_ *Famd, err error) {
 	}
 	d.srv = rpc.NewServer(rpc.Options{Fam: fam, Token: opts.Token, DataTCP: d.dataAddr,
 		DataUnix: d.dataSock, DataDir: opts.DataDir, Cluster: cl, Auth: opts.Auth, TCPIdentity: opts.TCPIdentity,
-		MungeSocket: opts.MungeSocket, ServerToken: opts.ServerToken, Logf: opts.Logf, Warnf: warnf})
+		MungeSocket: opts.MungeSocket, ServerToken: opts.ServerToken, Logf: opts.Logf, Infof: clusterLogf, Warnf: warnf})
 	d.grpc = grpc.NewServer(d.srv.ServerOptions()...)
 	pb.RegisterFamServer(d.grpc, d.srv)
 	logf := opts.Logf

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -278,9 +279,21 @@ func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		_ = grpc.SetTrailer(ctx, tr)
 	}
 	if err != nil {
+		s.warnAuth(ctx, info.FullMethod, tr, err)
 		return nil, err
 	}
 	return h(context.WithValue(ctx, identityKey{}, id), req)
+}
+
+// warnAuth logs a call refused for want of authentication at level warn
+// (a wrong token is either a misconfigured client or someone guessing).
+// A MUNGE challenge (trailer tr holds one) is the first step of a normal
+// login, not a failure, and is not logged.
+func (s *Server) warnAuth(ctx context.Context, method string, tr metadata.MD, err error) {
+	if len(tr.Get(famauth.MDAuthChallenge)) > 0 {
+		return
+	}
+	s.warnf("authentication failed: refused %s from %s: %s", method, peerName(ctx), status.Convert(err).Message())
 }
 
 // StreamInterceptor authenticates streams the same way (a stream cannot
@@ -291,6 +304,7 @@ func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 		ss.SetTrailer(tr)
 	}
 	if err != nil {
+		s.warnAuth(ss.Context(), info.FullMethod, tr, err)
 		return err
 	}
 	return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id)})
@@ -353,10 +367,15 @@ func probe(network, addr string, timeout time.Duration) error {
 		return nil
 	}
 	c, err := net.DialTimeout(network, addr, timeout)
-	if err != nil {
-		return fmt.Errorf("famd at %s: %w", addr, err)
+	switch {
+	case err == nil:
+		return c.Close()
+	case errors.Is(err, syscall.ENOENT):
+		return fmt.Errorf("famd at %s is not running: no socket file (%w)", addr, err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("famd at %s is not running: connection refused (%w)", addr, err)
 	}
-	return c.Close()
+	return fmt.Errorf("famd at %s: %w", addr, err)
 }
 
 // ReadToken reads a cluster token file (famauth.ReadToken): its content

@@ -55,9 +55,11 @@ type Options struct {
 	// they Join (famauth.ServerProof); PEs never get it. "" accepts joins
 	// only on the Unix socket, from famd's own uid.
 	ServerToken string
-	// Logf receives debug lines (MUNGE logins); Warnf refused joins and
-	// credentials. nil is silent.
-	Logf, Warnf func(format string, args ...any)
+	// Logf receives debug lines (MUNGE logins); Infof the events an
+	// operator follows (regions created and destroyed, client sessions
+	// opened and ended); Warnf refused joins and credentials, failed
+	// authentications and allocations that found no space. nil is silent.
+	Logf, Infof, Warnf func(format string, args ...any)
 	// DataTCP and DataUnix are the data-plane addresses announced by Info
 	// ("" for none).
 	DataTCP, DataUnix string
@@ -161,6 +163,26 @@ func (s *Server) logf(format string, args ...any) {
 	if s.opts.Logf != nil {
 		s.opts.Logf(format, args...)
 	}
+}
+
+// infof writes an event to Options.Infof.
+func (s *Server) infof(format string, args ...any) {
+	if s.opts.Infof != nil {
+		s.opts.Infof(format, args...)
+	}
+}
+
+// peerName says where a call came from, for log lines: the TCP address,
+// or "unix socket".
+func peerName(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	switch {
+	case !ok || p.Addr == nil:
+		return "?"
+	case onUnixSocket(ctx):
+		return "unix socket"
+	}
+	return p.Addr.String()
 }
 
 // warnf writes a warning to Options.Warnf.
@@ -273,11 +295,22 @@ func (s *Server) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.InfoReply, er
 
 // CreateRegion creates a region owned by the caller.
 func (s *Server) CreateRegion(ctx context.Context, req *pb.CreateRegionRequest) (*pb.RegionReply, error) {
-	f, _ := s.view(ctx)
+	f, id := s.view(ctx)
 	a := req.GetAttr()
 	attr := core.RegionAttr{Redundancy: core.Redundancy(a.GetRedundancy()), Memory: core.MemoryType(a.GetMemory()),
 		Interleave: core.Interleave(a.GetInterleave()), PermLevel: core.PermLevel(a.GetPermLevel())}
-	return s.regionReply(f.CreateRegion(req.GetName(), req.GetSize(), req.GetMode(), attr))
+	r, err := f.CreateRegion(req.GetName(), req.GetSize(), req.GetMode(), attr)
+	if err == nil {
+		kind := "volatile"
+		if st, serr := r.Stat(); serr == nil && st.Attr.Memory == core.Persistent {
+			kind = "persistent"
+		}
+		s.infof("region %q created: %d bytes, mode %04o, %s, by uid %d gid %d (%s)",
+			req.GetName(), req.GetSize(), req.GetMode(), kind, id.uid, id.gid, peerName(ctx))
+	} else if core.CodeOf(err) == core.CodeNoSpace {
+		s.warnf("no space for region %q of %d bytes (uid %d): %v", req.GetName(), req.GetSize(), id.uid, err)
+	}
+	return s.regionReply(r, err)
 }
 
 // LookupRegion finds a region by name (the caller needs read or write
@@ -296,8 +329,16 @@ func (s *Server) RegionByID(ctx context.Context, req *pb.RegionByIDRequest) (*pb
 
 // DestroyRegion destroys a region; every key of its items is revoked.
 func (s *Server) DestroyRegion(ctx context.Context, req *pb.RegionByIDRequest) (*pb.Reply, error) {
-	f, _ := s.view(ctx)
-	return &pb.Reply{Err: famErr(withRegion(f, req.GetId(), (*core.Region).Destroy))}, nil
+	f, id := s.view(ctx)
+	var name string
+	err := withRegion(f, req.GetId(), func(r *core.Region) error {
+		name = r.Name()
+		return r.Destroy()
+	})
+	if err == nil {
+		s.infof("region %q (id %d) destroyed by uid %d gid %d (%s)", name, req.GetId(), id.uid, id.gid, peerName(ctx))
+	}
+	return &pb.Reply{Err: famErr(err)}, nil
 }
 
 // ResizeRegion resizes a region; keys of its items are revoked (the
@@ -413,6 +454,9 @@ func (s *Server) Allocate(ctx context.Context, req *pb.AllocateRequest) (*pb.Ite
 		it, err = r.Allocate(req.GetName(), req.GetSize(), req.GetMode())
 		return err
 	})
+	if core.CodeOf(err) == core.CodeNoSpace {
+		s.warnf("no space for item %q of %d bytes in region %d (uid %d): %v", req.GetName(), req.GetSize(), req.GetRegionId(), id.uid, err)
+	}
 	return s.issue(ctx, id, it, err)
 }
 

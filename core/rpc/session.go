@@ -114,9 +114,13 @@ func (s *Server) Session(_ *pb.SessionRequest, stream pb.Fam_SessionServer) erro
 	if !ok {
 		return nil
 	}
+	_, who := s.view(stream.Context())
+	from := peerName(stream.Context())
+	s.infof("session %d opened: uid %d gid %d (%s); %d open", id, who.uid, who.gid, from, s.sessions.count())
 	defer func() {
 		s.sessions.close(id)
 		s.keys.revokeSession(id)
+		s.infof("session %d ended: uid %d gid %d (%s); its keys revoked; %d open", id, who.uid, who.gid, from, s.sessions.count())
 	}()
 	if err := stream.Send(&pb.SessionEvent{Session: id}); err != nil {
 		return err
