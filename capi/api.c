@@ -350,6 +350,20 @@ char *fam_list_backup(const char *backup_name)
     return ofam_go_list_backup((char *)backup_name);
 }
 
+/* ---- listing ------------------------------------------------------------------------------ */
+
+char *fam_list_regions(void)
+{
+    OFAM_REQUIRE_READY_PTR();
+    return ofam_go_list_regions();
+}
+
+char *fam_list_items(fam_region_t *r)
+{
+    OFAM_REQUIRE_READY_PTR();
+    return ofam_go_list_items(OFAM_H(r));
+}
+
 /* ---- ordering and contexts --------------------------------------------------------------- */
 
 int fam_fence(void)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -983,6 +984,98 @@ func ofam_go_list_backup(name *C.char) (p *C.char) {
 		setError(errNoMemory(op))
 	}
 	return (*C.char)(m)
+}
+
+// ---- listing ------------------------------------------------------------------------------
+
+// listingName returns name for a tab-separated listing line. Names cannot
+// hold a tab, newline or other control character (the core refuses them
+// when a region or item is made), so a line always splits into its fields;
+// a name that somehow does is reported rather than listed ambiguously.
+func listingName(op, what, name string) (string, error) {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f {
+			return "", errf(core.CodeMetadata, op, "%s name %q holds a control character; it cannot be listed", what, name)
+		}
+	}
+	return name, nil
+}
+
+// listingResult hands a listing to C as one malloc'd string.
+func listingResult(op string, s string) *C.char {
+	m := cStringMalloc(s)
+	if m == nil {
+		setError(errNoMemory(op))
+	}
+	return (*C.char)(m)
+}
+
+//export ofam_go_list_regions
+func ofam_go_list_regions() (p *C.char) {
+	const op = "fam_list_regions"
+	defer func() {
+		if r := recover(); r != nil {
+			setError(panicError(op, r))
+			p = nil
+		}
+	}()
+	f, err := instance(op)
+	if err != nil {
+		setError(err)
+		return nil
+	}
+	rs, err := f.Regions()
+	if err != nil {
+		setError(err)
+		return nil
+	}
+	var b strings.Builder
+	for _, r := range rs {
+		name, err := listingName(op, "region", r.Name)
+		if err != nil {
+			setError(err)
+			return nil
+		}
+		fmt.Fprintf(&b, "%s\t%d\t%04o\t%d\t%d\n", name, r.Size, r.Mode, r.UID, r.GID)
+	}
+	return listingResult(op, b.String())
+}
+
+//export ofam_go_list_items
+func ofam_go_list_items(h C.uint64_t) (p *C.char) {
+	const op = "fam_list_items"
+	defer func() {
+		if r := recover(); r != nil {
+			setError(panicError(op, r))
+			p = nil
+		}
+	}()
+	_, reg, err := region(op, h)
+	if err != nil {
+		setError(err)
+		return nil
+	}
+	items, err := reg.Items()
+	if err != nil {
+		setError(err)
+		return nil
+	}
+	offs := make([]uint64, 0, len(items))
+	for off := range items {
+		offs = append(offs, off)
+	}
+	slices.Sort(offs)
+	var b strings.Builder
+	for _, off := range offs {
+		it := items[off]
+		name, err := listingName(op, "item", it.Name)
+		if err != nil {
+			setError(err)
+			return nil
+		}
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%04o\t%d\t%d\n", name, off, it.Size, it.Mode, it.UID, it.GID)
+	}
+	return listingResult(op, b.String())
 }
 
 // ---- ordering and contexts --------------------------------------------------------------

@@ -3,6 +3,7 @@ package core
 import (
 	"sort"
 
+	"github.com/gofam/openfam/core/metadata"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -63,5 +64,52 @@ func (r *Region) Items() (map[uint64]Stat, error) {
 		out[it.Offset] = Stat{Size: it.Size, Mode: it.Mode, Name: it.Name, UID: it.UID, GID: it.GID,
 			NumServers: uint64(len(rec.Servers)), InterleaveSize: interleaveOf(rec), Servers: append([]uint64(nil), rec.Servers...)}
 	}
+	return out, nil
+}
+
+// RegionEntry describes one region of a listing.
+type RegionEntry struct {
+	ID uint64 // the region's id (its global descriptor's RegionID)
+	Stat
+}
+
+// Regions describes every region the caller may read or write (the
+// permission rule of LookupRegion), by ascending id. Served by famd, it is
+// famd's ListRegions, which applies the same rule with the client's
+// identity.
+func (f *Fam) Regions() ([]RegionEntry, error) {
+	const op = "fam_list_regions"
+	if err := f.check(op); err != nil {
+		return nil, err
+	}
+	var recs []metadata.Region
+	if f.remote != nil {
+		ctx, cancel := f.remote.ctx()
+		defer cancel()
+		rep, err := f.remote.cl.ListRegions(ctx, &pb.ListRegionsRequest{})
+		if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+			return nil, err
+		}
+		for _, ri := range rep.GetRegions() {
+			recs = append(recs, regionFromPB(ri))
+		}
+	} else {
+		for _, rec := range f.store.Regions() {
+			if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid) != 0 {
+				recs = append(recs, rec)
+			}
+		}
+	}
+	out := make([]RegionEntry, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, RegionEntry{ID: rec.ID, Stat: Stat{
+			Size: rec.Size, Mode: rec.Mode, Name: rec.Name, UID: rec.UID, GID: rec.GID,
+			Attr: RegionAttr{Redundancy: Redundancy(rec.Redundancy), Memory: MemoryType(rec.MemoryType),
+				Interleave: Interleave(rec.Interleave), PermLevel: PermLevel(rec.PermLevel)},
+			NumServers: uint64(len(rec.Servers)), InterleaveSize: interleaveOf(rec),
+			Servers: append([]uint64(nil), rec.Servers...),
+		}})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }

@@ -360,6 +360,31 @@ int fam_delete_backup_wait(fam_wait_t *w);
  * caller frees it. */
 char *fam_list_backup(const char *backup_name);
 
+/* ---- Listing (not in OpenFAM) ---------------------------------------------- */
+
+/* Both return one malloc'd, NUL-terminated string that the caller releases
+ * with free(): one line per entry, each ended by '\n', fields separated by
+ * a tab, numbers in decimal except the mode (octal, 4 digits, e.g. "0640").
+ * No entry gives "" (not NULL). Names cannot hold a tab, newline or other
+ * control character (see "Names and modes" above), so every line splits
+ * into its fields; an unnamed item has an empty name field. NULL on
+ * failure. The listing is a snapshot: regions and items made or removed
+ * meanwhile may or may not appear. */
+
+/* Describes every region the caller may read or write (the rule of
+ * fam_lookup_region), by ascending region id: "name\tsize\tmode\tuid\tgid\n"
+ * per region, size in bytes, mode and owner the region's. Errors:
+ * FAM_EINVAL (not initialized), FAM_ERPC or FAM_ETIMEOUT (famd
+ * unreachable), FAM_EMEMORY. */
+char *fam_list_regions(void);
+/* Describes every data item of region r, by ascending offset:
+ * "name\toffset\tsize\tmode\tuid\tgid\n" per item, offset as in the item's
+ * global descriptor, mode and owner the item's own. The caller needs read
+ * or write permission on r. Errors: FAM_EINVAL (NULL or released handle,
+ * not initialized), FAM_ENOTFOUND (region destroyed), FAM_ENOPERM,
+ * FAM_ERPC or FAM_ETIMEOUT, FAM_EMEMORY. */
+char *fam_list_items(fam_region_t *r);
+
 /* ---- Ordering and contexts ------------------------------------------------- */
 
 /* Orders this instance's earlier non-blocking operations before later ones,

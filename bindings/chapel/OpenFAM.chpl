@@ -228,6 +228,10 @@ module OpenFAM {
   extern proc fam_delete_backup_wait(w: c_ptr(fam_wait_t)): c_int;
   extern proc fam_list_backup(backup_name: c_ptrConst(c_char)): c_ptr(c_char);
 
+  // Listing (not in OpenFAM): malloc'd strings, released with free().
+  extern proc fam_list_regions(): c_ptr(c_char);
+  extern proc fam_list_items(r: c_ptr(fam_region_t)): c_ptr(c_char);
+
   // Ordering and contexts
   extern proc fam_fence(): c_int;
   extern proc fam_quiet(): c_int;

@@ -61,6 +61,8 @@ static void test_calls_before_initialize(void **state)
     assert_fam_null(fam_get_option("VERSION"), FAM_EINVAL);
     assert_fam_null(fam_delete_backup("b"), FAM_EINVAL);
     assert_fam_null(fam_list_backup(NULL), FAM_EINVAL);
+    assert_fam_null(fam_list_regions(), FAM_EINVAL);
+    assert_fam_null(fam_list_items(GARBAGE_PTR), FAM_EINVAL);
     assert_fam_null(fam_desc_from_global(g), FAM_EINVAL);
     assert_fam_null(fam_region_from_global(g), FAM_EINVAL);
     assert_fam_err(fam_quiet(), FAM_EINVAL);
@@ -1312,6 +1314,115 @@ static void test_backup_errors(void **state)
     assert_fam_ok(fam_deallocate(d));
 }
 
+/* Counts the lines of listing that equal line (which ends in '\n'). */
+static int count_lines(const char *listing, const char *line)
+{
+    int n = 0;
+    size_t len = strlen(line);
+    for (const char *p = listing; *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        assert_non_null(nl); /* every line, the last included, ends in '\n' */
+        if ((size_t)(nl + 1 - p) == len && memcmp(p, line, len) == 0)
+            n++;
+        p = nl + 1;
+    }
+    return n;
+}
+
+/* The line fam_list_regions should give for r, from fam_stat_region. */
+static void region_line(fam_region_t *r, char *out, size_t n)
+{
+    fam_stat_t st;
+    assert_fam_ok(fam_stat_region(r, &st));
+    snprintf(out, n, "%s\t%llu\t%04o\t%u\t%u\n", st.name, (unsigned long long)st.size, (unsigned)st.perm & 0777,
+             st.uid, st.gid);
+}
+
+/* The line fam_list_items should give for d, from fam_stat and its global
+ * descriptor. */
+static void item_line(fam_desc_t *d, char *out, size_t n)
+{
+    fam_stat_t st;
+    fam_global_desc_t g;
+    assert_fam_ok(fam_stat(d, &st));
+    assert_fam_ok(fam_desc_global(d, &g));
+    snprintf(out, n, "%s\t%llu\t%llu\t%04o\t%u\t%u\n", st.name, (unsigned long long)g.offset,
+             (unsigned long long)st.size, (unsigned)st.perm & 0777, st.uid, st.gid);
+}
+
+/* fam_list_regions and fam_list_items describe what exists, one
+ * tab-separated line each, and follow destruction and deallocation. */
+static void test_list_regions_and_items(void **state)
+{
+    (void)state;
+    char la[512], lb[512], l1[512], l2[512], l3[512];
+    fam_region_attr_t dataitem = {FAM_REDUNDANCY_DEFAULT, FAM_MEMORY_DEFAULT, FAM_INTERLEAVE_DEFAULT,
+                                  FAM_PERMISSION_DATAITEM};
+    /* A name with a space and UTF-8: only control characters are refused,
+     * so tabs and newlines cannot appear in a name. */
+    fam_region_t *a = assert_fam_ptr(fam_create_region("list a \xc3\xa9", 1 << 20, 0640, NULL));
+    /* The owner sees its own region whatever the mode. */
+    fam_region_t *b = assert_fam_ptr(fam_create_region("list-b", 2 << 20, 0000, &dataitem));
+    region_line(a, la, sizeof la);
+    region_line(b, lb, sizeof lb);
+    assert_non_null(strstr(la, "list a \xc3\xa9\t"));
+    assert_non_null(strstr(lb, "\t0000\t"));
+
+    char *s = assert_fam_ptr(fam_list_regions());
+    assert_int_equal(count_lines(s, la), 1);
+    assert_int_equal(count_lines(s, lb), 1);
+    free(s);
+
+    /* An empty region lists no items: "", not NULL. */
+    s = assert_fam_ptr(fam_list_items(a));
+    assert_string_equal(s, "");
+    free(s);
+
+    fam_desc_t *d1 = assert_fam_ptr(fam_allocate("first", 1000, 0640, a));
+    fam_desc_t *d2 = assert_fam_ptr(fam_allocate(NULL, 4096, 0600, a));
+    fam_desc_t *d3 = assert_fam_ptr(fam_allocate("own-mode", 64, 0444, b));
+    item_line(d1, l1, sizeof l1);
+    item_line(d2, l2, sizeof l2);
+    item_line(d3, l3, sizeof l3);
+    assert_int_equal(strncmp(l2, "\t", 1), 0); /* unnamed: empty name field */
+
+    s = assert_fam_ptr(fam_list_items(a));
+    assert_int_equal(count_lines(s, l1), 1);
+    assert_int_equal(count_lines(s, l2), 1);
+    assert_int_equal(count_lines(s, l3), 0);
+    /* Ascending offsets: first was allocated before the unnamed item. */
+    fam_global_desc_t g1, g2;
+    assert_fam_ok(fam_desc_global(d1, &g1));
+    assert_fam_ok(fam_desc_global(d2, &g2));
+    assert_true((g1.offset < g2.offset) == (strstr(s, l1) < strstr(s, l2)));
+    free(s);
+
+    /* With data item-level permissions, an item's own mode is listed. */
+    s = assert_fam_ptr(fam_list_items(b));
+    assert_string_equal(s, l3);
+    assert_non_null(strstr(l3, "\t0444\t"));
+    free(s);
+
+    /* Deallocated items and destroyed regions leave the listings. */
+    assert_fam_ok(fam_deallocate(d1));
+    s = assert_fam_ptr(fam_list_items(a));
+    assert_string_equal(s, l2);
+    free(s);
+    assert_fam_ok(fam_deallocate(d2));
+    assert_fam_ok(fam_deallocate(d3));
+    assert_fam_ok(fam_destroy_region(b));
+    s = assert_fam_ptr(fam_list_regions());
+    assert_int_equal(count_lines(s, la), 1);
+    assert_int_equal(count_lines(s, lb), 0);
+    free(s);
+
+    /* Bad handles are refused; a released one too. */
+    assert_fam_null(fam_list_items(NULL), FAM_EINVAL);
+    assert_fam_null(fam_list_items(GARBAGE_PTR), FAM_EINVAL);
+    assert_fam_null(fam_list_items(b), FAM_EINVAL);
+    assert_fam_ok(fam_destroy_region(a));
+}
+
 /* Mode bits outside 0777 and path-like names are refused with FAM_EINVAL, with
  * a message naming the value, and change nothing. */
 static void test_mode_and_name_errors(void **state)
@@ -1567,6 +1678,8 @@ static void test_calls_after_finalize(void **state)
     assert_fam_null(fam_lookup("kept", "persist"), FAM_EINVAL);
     assert_fam_null(fam_context_open(), FAM_EINVAL);
     assert_fam_null(fam_get_option("VERSION"), FAM_EINVAL);
+    assert_fam_null(fam_list_regions(), FAM_EINVAL);
+    assert_fam_null(fam_list_items(g_stale_region), FAM_EINVAL);
 }
 
 static void test_persistence_across_processes(void **state)
@@ -1739,6 +1852,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_backup_restore),
         cmocka_unit_test(test_backup_errors),
+        cmocka_unit_test(test_list_regions_and_items),
         cmocka_unit_test(test_mode_and_name_errors),
         cmocka_unit_test(test_context_data_path),
         cmocka_unit_test(test_context_quiet_is_per_context),
