@@ -200,6 +200,9 @@ def _declare(lib: ctypes.CDLL) -> None:
     _fn(lib, "fam_abort", i, i)
     _fn(lib, "fam_list_options", vp)
     _fn(lib, "fam_get_option", vp, c_char_p)
+    # Listing (not in OpenFAM): malloc'd strings, released with free().
+    _fn(lib, "fam_list_regions", vp)
+    _fn(lib, "fam_list_items", vp, vp)
 
     _fn(lib, "fam_create_region", vp, c_char_p, u64, c_mode_t, POINTER(RegionAttr))
     _fn(lib, "fam_lookup_region", vp, c_char_p)

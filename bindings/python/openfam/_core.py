@@ -95,6 +95,59 @@ class GlobalDescriptor(NamedTuple):
     offset: int
 
 
+class RegionInfo(NamedTuple):
+    """One region of :meth:`Fam.regions`: a snapshot, not a handle.
+
+    Open it with ``fam.lookup_region(info.name)``.
+    """
+
+    name: str
+    size: int
+    mode: int
+    uid: int
+    gid: int
+
+
+class ItemInfo(NamedTuple):
+    """One data item of :meth:`Region.items`: a snapshot, not a handle.
+
+    ``name`` is ``""`` for an unnamed item; ``offset`` is the item's offset
+    in the region, as in its :class:`GlobalDescriptor`. ``mode``, ``uid``
+    and ``gid`` are the item's own.
+    """
+
+    name: str
+    offset: int
+    size: int
+    mode: int
+    uid: int
+    gid: int
+
+
+def _take_listing(p: Optional[int], fields: int) -> List[List[str]]:
+    """Splits a malloc'd listing of fam_list_regions/fam_list_items into
+    rows of fields, and frees it.
+
+    Each line ends in a newline and holds tab-separated fields; names cannot
+    hold tabs, newlines or other control characters (the library refuses
+    them), so splitting is unambiguous. Names are decoded as UTF-8 with
+    replacement, as :class:`Stat` does.
+    """
+    if not p:
+        raise last_error()
+    try:
+        raw = ctypes.string_at(p)
+    finally:
+        _capi.free(p)
+    rows = []
+    for line in raw.split(b"\n")[:-1]:
+        parts = line.split(b"\t")
+        if len(parts) != fields:
+            raise FamError(1, "the library listed a malformed line %r" % line)
+        rows.append([parts[0].decode("utf-8", "replace")] + [x.decode("ascii") for x in parts[1:]])
+    return rows
+
+
 @dataclass(frozen=True)
 class Stat:
     """What ``fam_stat``/``fam_stat_region`` report about an item or region."""
@@ -520,6 +573,18 @@ class Fam:
             raise last_error()
         return Region(self, h, name)
 
+    def regions(self) -> List[RegionInfo]:
+        """Describes every region this process may read or write, by
+        ascending region id (``fam_list_regions``).
+
+        A snapshot: regions made or destroyed meanwhile may or may not
+        appear. Raises Unavailable/Timeout when famd cannot be reached.
+        """
+        return [
+            RegionInfo(name, int(size), int(mode, 8), int(uid), int(gid))
+            for name, size, mode, uid, gid in _take_listing(L.list_regions(), 5)
+        ]
+
     def lookup_region(self, name: str) -> "Region":
         """Opens an existing region by name. Raises NotFound, PermissionDenied."""
         h = L.lookup_region(_encode(name))
@@ -613,6 +678,19 @@ class Region:
         if not h:
             raise last_error()
         return DataItem(self._fam, h, name if name is not None else "")
+
+    def items(self) -> List[ItemInfo]:
+        """Describes every data item of the region, by ascending offset
+        (``fam_list_items``); unnamed items have the name ``""``.
+
+        Needs read or write permission on the region. Raises
+        PermissionDenied, NotFound (region destroyed), InvalidArgument
+        (handle released).
+        """
+        return [
+            ItemInfo(name, int(off), int(size), int(mode, 8), int(uid), int(gid))
+            for name, off, size, mode, uid, gid in _take_listing(L.list_items(self._h), 6)
+        ]
 
     def lookup(self, item_name: str) -> "DataItem":
         """Opens a named item of this region (same as ``fam.lookup``)."""
