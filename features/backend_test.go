@@ -101,6 +101,10 @@ type Backend interface {
 	RestoreRegion(name string, r Handle, item string, mode uint32) (w, d Handle, code int)
 	DeleteBackup(name string) (Handle, int)
 	ListBackup(prefix string) (string, int)
+	// ListRegions and ListItems are fam_list_regions and fam_list_items,
+	// one Listed per line (Offset is 0 for regions).
+	ListRegions() ([]Listed, int)
+	ListItems(r Handle) ([]Listed, int)
 
 	ContextOpen() (Handle, int)
 	ContextClose(c Handle) int
@@ -111,4 +115,12 @@ type Backend interface {
 	Barrier() int
 	// PE returns fam_get_option's PE_ID and PE_COUNT.
 	PE() (id, count, code int)
+}
+
+// Listed is one entry of a region or item listing.
+type Listed struct {
+	Name         string
+	Offset, Size uint64
+	Mode         uint32
+	UID, GID     uint32
 }

@@ -1,8 +1,11 @@
 package features
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/gofam/openfam/capi/cabi"
@@ -278,6 +281,66 @@ func (b *cBackend) ListBackup(prefix string) (string, int) {
 		return "", code
 	}
 	return s, 0
+}
+
+func (b *cBackend) ListRegions() ([]Listed, int) {
+	return b.listing("fam_list_regions", 5, cabi.ListRegions)
+}
+
+func (b *cBackend) ListItems(r Handle) ([]Listed, int) {
+	return b.listing("fam_list_items", 6, func() (string, bool) { return cabi.ListItems(h(r)) })
+}
+
+// listing runs a fam_list_* call and parses its lines strictly: each ends
+// in '\n' and holds that many tab-separated fields, numbers in decimal but the
+// mode (octal). A malformed listing is recorded as a contract violation.
+func (b *cBackend) listing(op string, fields int, fn func() (string, bool)) ([]Listed, int) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s, ok := fn()
+	if !ok {
+		code, msg := cabi.Err()
+		b.last = msg
+		return nil, code
+	}
+	out := []Listed{}
+	bad := func(l string) ([]Listed, int) {
+		if b.violation == nil {
+			b.violation = fmt.Errorf("%s: malformed line %q in %q", op, l, s)
+		}
+		return out, 0
+	}
+	if s == "" {
+		return out, 0
+	}
+	if !strings.HasSuffix(s, "\n") {
+		return bad(s)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != fields {
+			return bad(l)
+		}
+		nums := f[1:]
+		var e Listed
+		if fields == 6 {
+			off, err := strconv.ParseUint(nums[0], 10, 64)
+			if err != nil {
+				return bad(l)
+			}
+			e.Offset, nums = off, nums[1:]
+		}
+		size, err1 := strconv.ParseUint(nums[0], 10, 64)
+		mode, err2 := strconv.ParseUint(nums[1], 8, 32)
+		uid, err3 := strconv.ParseUint(nums[2], 10, 32)
+		gid, err4 := strconv.ParseUint(nums[3], 10, 32)
+		if err := errors.Join(err1, err2, err3, err4); err != nil || len(nums[1]) != 4 {
+			return bad(l)
+		}
+		e.Name, e.Size, e.Mode, e.UID, e.GID = f[0], size, uint32(mode), uint32(uid), uint32(gid)
+		out = append(out, e)
+	}
+	return out, 0
 }
 
 func (b *cBackend) ContextOpen() (Handle, int) {

@@ -1,7 +1,9 @@
 package features
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 	"unsafe"
 
 	"github.com/gofam/openfam/core"
@@ -278,6 +280,25 @@ func (b *goBackend) DeleteBackup(name string) (Handle, int) {
 func (b *goBackend) ListBackup(prefix string) (string, int) {
 	s, err := b.f.ListBackups(prefix)
 	return s, b.code(err)
+}
+
+func (b *goBackend) ListRegions() ([]Listed, int) {
+	rs, err := b.f.Regions()
+	out := []Listed{}
+	for _, r := range rs {
+		out = append(out, Listed{Name: r.Name, Size: r.Size, Mode: r.Mode, UID: r.UID, GID: r.GID})
+	}
+	return out, b.code(err)
+}
+
+func (b *goBackend) ListItems(r Handle) ([]Listed, int) {
+	items, err := reg(r).Items()
+	out := []Listed{}
+	for off, it := range items {
+		out = append(out, Listed{Name: it.Name, Offset: off, Size: it.Size, Mode: it.Mode, UID: it.UID, GID: it.GID})
+	}
+	slices.SortFunc(out, func(a, b Listed) int { return cmp.Compare(a.Offset, b.Offset) })
+	return out, b.code(err)
 }
 
 func (b *goBackend) ContextOpen() (Handle, int) {

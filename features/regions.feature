@@ -17,6 +17,10 @@ Feature: Regions
   with (fam_stat reports the size asked for).
   fam_stat reports the region's interleave block size even when the region is
   on one server (the service's configured size, 1 MiB by default), never 0.
+  fam_list_regions (an extension) lists the regions the caller may read or
+  write, its own whatever their mode, and fam_list_items the data items of a
+  region by offset, one tab-separated line each, unnamed items with an empty
+  name; the caller frees each listing.
 
   Background:
     Given an OpenFAM instance
@@ -165,3 +169,42 @@ Feature: Regions
     Given an OpenFAM instance served by a famd with no memory servers
     When I try to create region "nowhere" of 1 MiB with mode 0600
     Then it fails with FAM_ERESOURCE
+
+  Scenario: the listings describe my regions and their items by offset
+    Given I create region "shelf" of 1 MiB with mode 0640
+    And I allocate item "first" of 100 bytes with mode 0600 in region "shelf"
+    And I allocate an unnamed item "anon" of 200 bytes with mode 0644 in region "shelf"
+    And I create region "empty shelf" of 64 KiB with mode 0000
+    Then the region listing shows "shelf" of 1 MiB with mode 0640 owned by me
+    And the region listing shows "empty shelf" of 64 KiB with mode 0000 owned by me
+    And the item listing of region "shelf" is
+      | item  | name  | size | mode |
+      | first | first | 100  | 0600 |
+      | anon  |       | 200  | 0644 |
+    And the item listing of region "empty shelf" is
+      | item | name | size | mode |
+    When I deallocate item "first"
+    And I destroy region "empty shelf"
+    Then the item listing of region "shelf" is
+      | item | name | size | mode |
+      | anon |      | 200  | 0644 |
+    And the region listing does not show "empty shelf"
+    When I close region "shelf"
+    And I try to list the items of region "shelf"
+    Then it fails with FAM_EINVAL
+
+  Scenario: through famd, another user's regions are listed only where their mode lets me in
+    Given I finalize OpenFAM
+    And an OpenFAM instance served by famd over unix, beside user 7040 of another group over TCP
+    And user 7040 creates region "public" of 64 KiB with mode 0604
+    And user 7040 creates region "group only" of 64 KiB with mode 0640
+    And user 7040 allocates item "notice" of 64 bytes with mode 0644 in region "public"
+    When I create region "mine" of 64 KiB with mode 0600
+    Then the region listing shows "public" of 64 KiB with mode 0604 owned by user 7040
+    And the region listing shows "mine" of 64 KiB with mode 0600 owned by me
+    And the region listing does not show "group only"
+    When I look up region "public"
+    And I look up item "notice" in region "public"
+    Then the item listing of region "public" is
+      | item   | name   | size | mode | owner     |
+      | notice | notice | 64   | 0644 | user 7040 |

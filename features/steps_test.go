@@ -1603,6 +1603,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	sc.Step(`^I act as myself again$`, w.actAsMyself)
 	w.registerIdentity(sc)
 	w.registerOwner(sc)
+	w.registerListing(sc)
 }
 
 // scenarioInit returns godog's per-scenario initializer for a backend

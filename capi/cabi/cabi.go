@@ -165,6 +165,7 @@ static int s_resize_region(uint64_t r, uint64_t n) { return fam_resize_region(R(
 static int s_change_region_permissions(uint64_t r, mode_t m) { return fam_change_region_permissions(R(r), m); }
 static int s_stat_region(uint64_t r, fam_stat_t *o) { return fam_stat_region(R(r), o); }
 static int s_region_global(uint64_t r, fam_global_desc_t *o) { return fam_region_global(R(r), o); }
+static char *s_list_items(uint64_t r) { return fam_list_items(R(r)); }
 static uint64_t s_region_from_global(uint64_t id, uint64_t off) { fam_global_desc_t g = {id, off}; return U(fam_region_from_global(g)); }
 static uint64_t s_allocate(const char *n, uint64_t size, mode_t m, uint64_t r) { return U(fam_allocate(n, size, m, R(r))); }
 static uint64_t s_lookup(const char *i, const char *r) { return U(fam_lookup(i, r)); }
@@ -497,6 +498,28 @@ func ListBackup(prefix string) (s string, ok bool) {
 	n := C.CString(prefix)
 	defer free(n)
 	p := C.fam_list_backup(n)
+	if p == nil {
+		return "", false
+	}
+	defer free(p)
+	return C.GoString(p), true
+}
+
+// ListRegions calls fam_list_regions and frees its result; ok is false
+// when it returned NULL.
+func ListRegions() (s string, ok bool) {
+	p := C.fam_list_regions()
+	if p == nil {
+		return "", false
+	}
+	defer free(p)
+	return C.GoString(p), true
+}
+
+// ListItems calls fam_list_items(r) and frees its result; ok is false when
+// it returned NULL.
+func ListItems(r uintptr) (s string, ok bool) {
+	p := C.s_list_items(h(r))
 	if p == nil {
 		return "", false
 	}
