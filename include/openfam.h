@@ -367,9 +367,10 @@ char *fam_list_backup(const char *backup_name);
  * a tab, numbers in decimal except the mode (octal, 4 digits, e.g. "0640").
  * No entry gives "" (not NULL). Names cannot hold a tab, newline or other
  * control character (see "Names and modes" above), so every line splits
- * into its fields; an unnamed item has an empty name field. NULL on
- * failure. The listing is a snapshot: regions and items made or removed
- * meanwhile may or may not appear. */
+ * into its fields; an unnamed item has an empty name field (should a stored
+ * name ever hold one, the call fails with FAM_EMETADATA rather than list an
+ * ambiguous line). NULL on failure. The listing is a snapshot: regions and
+ * items made or removed meanwhile may or may not appear. */
 
 /* Describes every region the caller may read or write (the rule of
  * fam_lookup_region), by ascending region id: "name\tsize\tmode\tuid\tgid\n"
