@@ -355,9 +355,9 @@ int fam_restore_wait(fam_wait_t *w);
 fam_wait_t *fam_delete_backup(const char *backup_name);
 int fam_delete_backup_wait(fam_wait_t *w);
 /* Describes the backups whose names start with backup_name (every backup for
- * NULL or "") and that the caller may read: one line each, "name size mode
- * uid gid time", with the backup's governing mode and owner. malloc'd; the
- * caller frees it. */
+ * "") and that the caller may read: one line each, "name size mode uid gid
+ * time", with the backup's governing mode and owner. malloc'd; the caller
+ * frees it. NULL backup_name: FAM_EINVAL, as in OpenFAM. */
 char *fam_list_backup(const char *backup_name);
 
 /* ---- Listing (not in OpenFAM) ---------------------------------------------- */
