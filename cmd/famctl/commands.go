@@ -99,7 +99,7 @@ func (c *command) usage() string {
 	if c.help != "" {
 		s += "\n" + c.help
 	}
-	return s + "\nGlobal options: --server ADDR, --token-file F, --timeout DUR, --json\n(see 'famctl --help').\n"
+	return s + "\nGlobal options: --server ADDR, --token-file F, --timeout DUR, --json,\n--data-dir DIR, --shm-dir DIR (see 'famctl --help').\n"
 }
 
 func upperFirst(s string) string {
@@ -173,11 +173,16 @@ func (c *command) execute(g *globals, o *cmdOpts, args []string, stdout io.Write
 	if c.local != nil {
 		return c.local(g, o, args, stdout)
 	}
+	if g.dataDir != "" {
+		if err := checkOffline(c, args); err != nil {
+			return err
+		}
+	}
 	s, err := dial(g)
 	if err != nil {
 		return err
 	}
-	defer s.conn.Close()
+	defer s.close()
 	s.stdout = stdout
 	return c.run(s, o, args)
 }
