@@ -71,6 +71,7 @@ func init() {
 		{name: "usage", summary: "bytes total and used, per region and in all", max: 0, run: cmdUsage},
 		tokenCommand,
 		backupsCommand,
+		completionCommand,
 	}
 }
 
