@@ -15,16 +15,12 @@ import (
 // tests can play the terminal.
 var console = struct {
 	in    io.Reader
-	out   io.Writer   // prompts and progress lines (never stdout: it may be JSON)
+	out   io.Writer   // prompts (never stdout: it may be JSON)
 	isTTY func() bool // stdin is a terminal
-	// outTTY reports whether out is a terminal (progress lines are drawn
-	// only there).
-	outTTY func() bool
 }{
-	in:     os.Stdin,
-	out:    os.Stderr,
-	isTTY:  func() bool { return isTerminal(os.Stdin) },
-	outTTY: func() bool { return isTerminal(os.Stderr) },
+	in:    os.Stdin,
+	out:   os.Stderr,
+	isTTY: func() bool { return isTerminal(os.Stdin) },
 }
 
 // isTerminal reports whether f is a terminal (it answers the termios ioctl).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,7 +18,6 @@ func fakeConsole(t *testing.T, tty bool, answer string) *bytes.Buffer {
 	console.in = strings.NewReader(answer)
 	console.out = &prompt
 	console.isTTY = func() bool { return tty }
-	console.outTTY = func() bool { return tty }
 	return &prompt
 }
 
@@ -99,5 +99,18 @@ func TestTableAndJSONAgree(t *testing.T) {
 	}
 	if got := interleaveSize(0); got != 1<<20 {
 		t.Errorf("a famd reporting interleave size 0 shows as %d, want fam_stat's 1MiB", got)
+	}
+}
+
+// TestIsTerminal: a pipe (what a script gives famctl) is no terminal.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if isTerminal(r) {
+		t.Error("a pipe is taken for a terminal")
 	}
 }
