@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gofam/openfam/internal/testutil"
 )
 
 // fakeConsole makes famctl see a terminal (or none) with answer typed on it,
@@ -112,5 +115,30 @@ func TestIsTerminal(t *testing.T) {
 	defer w.Close()
 	if isTerminal(r) {
 		t.Error("a pipe is taken for a terminal")
+	}
+}
+
+// TestDestroyRegionOnARealTerminal runs famctl on a pseudo-terminal (with
+// script(1)) and types the answer: the terminal is recognised as one.
+func TestDestroyRegionOnARealTerminal(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) (util-linux) is not installed: no pseudo-terminal to run famctl on")
+	}
+	f := startFamd(t)
+	f.ok(t, "create-region", "tty", "1M")
+	bin := testutil.CopyExecutable(t)
+	cmd := exec.Command(scriptBin, "-qec", bin+" -test.run=^$", "/dev/null")
+	cmd.Env = append(os.Environ(), "FAMCTL_TEST_ARGS="+strings.Join([]string{"--server", "unix:" + f.sock, "destroy-region", "tty"}, "\x1f"))
+	cmd.Stdin = strings.NewReader("yes\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("famctl destroy-region on a terminal: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "Type 'yes'") || !strings.Contains(string(out), "destroyed region tty") {
+		t.Errorf("famctl destroy-region on a terminal said:\n%s", out)
+	}
+	if strings.Contains(f.ok(t, "regions"), "tty") {
+		t.Error("the region survived a confirmed destroy-region")
 	}
 }
