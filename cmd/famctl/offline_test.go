@@ -82,7 +82,7 @@ func TestOfflineDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	before := treeSum(t, dir)
+	before, shmBefore := treeSum(t, dir), treeSum(t, shm)
 	for args, want := range online {
 		code, out, errOut := offline(t, dir, shm, append([]string{"--json"}, strings.Fields(args)...)...)
 		if code != 0 {
@@ -107,6 +107,9 @@ func TestOfflineDataDir(t *testing.T) {
 	}
 	if after := treeSum(t, dir); after != before {
 		t.Error("famctl --data-dir changed the data directory")
+	}
+	if after := treeSum(t, shm); after != shmBefore {
+		t.Error("famctl --data-dir changed the volatile regions")
 	}
 	// A directory with no store: a clear error, and nothing created.
 	empty := t.TempDir()
