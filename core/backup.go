@@ -100,7 +100,7 @@ func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 		return nil, err
 	}
 	if f.remote != nil {
-		return f.rBackup(op, it, name)
+		return f.inBackground(func() (*Wait, error) { return f.rBackup(op, it, name) }), nil
 	}
 	src, err := it.contents(op, v)
 	if err != nil {
@@ -241,6 +241,21 @@ func (f *Fam) readableBackup(op, name string) (*os.File, backupHeader, error) {
 	return fl, h, nil
 }
 
+// inBackground runs a famd's backup or restore (one RPC that returns when
+// the copy is complete: seconds for a large item) as an operation of the
+// default context, so that fam_backup and fam_restore return at once, as
+// they do on the embedded store, and fam_progress counts the copy while it
+// runs. Its error, the RPC's included, is the Wait's.
+func (f *Fam) inBackground(call func() (*Wait, error)) *Wait {
+	return f.def.start(func() error {
+		w, err := call()
+		if err != nil {
+			return err
+		}
+		return w.Wait()
+	})
+}
+
 // Restore starts copying backup name into dst, which must be at least as
 // large as the backup. The caller needs read permission on the backup and
 // write permission on dst. The Wait reports the result.
@@ -254,7 +269,7 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 		return nil, err
 	}
 	if f.remote != nil {
-		return f.rRestore(op, name, dst)
+		return f.inBackground(func() (*Wait, error) { return f.rRestore(op, name, dst) }), nil
 	}
 	if v.mem == nil && !v.placed() {
 		return nil, dst.notHere("restore")

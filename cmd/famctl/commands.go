@@ -36,6 +36,7 @@ type cmdOpts struct {
 	noInterleave bool
 	itemPerms    bool
 	force        bool // token new: replace an existing file
+	yes          bool // destroy-region, backups delete: do not ask
 }
 
 var commands []*command
@@ -43,7 +44,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{name: "regions", summary: "list the regions", max: 0, run: cmdRegions,
-			help: "Columns: ID, NAME, SIZE, USED (bytes allocated to items), MODE, OWNER,\nTYPE (memory type), INTERLEAVE (off, or the interleave block size),\nSERVERS (ids of the memory servers holding the region; - when the famd\nholds it itself).\n"},
+			help: regionsHelp},
 		{name: "items", args: "REGION", summary: "list the items of a region", min: 1, max: 1, run: cmdItems,
 			help: "Columns: OFFSET (the item's offset in the region: its global descriptor),\nSIZE, NAME (- when unnamed), MODE, OWNER.\n"},
 		{name: "stat", args: "REGION [ITEM]", summary: "show everything known about a region or an item", min: 1, max: 2, run: cmdStat},
@@ -62,13 +63,15 @@ func init() {
 				"  --no-interleave    do not stripe items over memory servers\n" +
 				"  --item-permissions each item's own mode governs it (default: the\n" +
 				"                     region's mode governs every item, as in OpenFAM)\n"},
-		{name: "destroy-region", args: "NAME", summary: "destroy a region and every item in it", min: 1, max: 1, run: cmdDestroyRegion},
+		{name: "destroy-region", args: "NAME", summary: "destroy a region and every item in it", min: 1, max: 1, run: cmdDestroyRegion, flags: yesFlag, help: confirmHelp},
 		{name: "chmod", args: "REGION [ITEM] MODE", summary: "change the permissions of a region or an item", min: 2, max: 3, run: cmdChmod,
 			help: "Changing an item's permissions revokes the data-plane keys clients hold\nfor it; they re-open the item with the new rights.\n"},
 		{name: "servers", summary: "show the famd and the memory servers that joined it", max: 0, run: cmdServers,
 			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, and the block size of interleaved regions. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit) and BYTES (their size).\n\nWith --json: {\"servers\": [the famd], \"interleave_size\": N,\n\"memory_servers\": [{\"id\", \"hostname\", \"control\", \"data_tcp\",\n\"data_unix\", \"reachable\", \"segments\", \"bytes\"}, ...]}.\n"},
 		{name: "usage", summary: "bytes total and used, per region and in all", max: 0, run: cmdUsage},
 		tokenCommand,
+		backupsCommand,
+		completionCommand,
 	}
 }
 
@@ -97,7 +100,7 @@ func (c *command) usage() string {
 	if c.help != "" {
 		s += "\n" + c.help
 	}
-	return s + "\nGlobal options: --server ADDR, --token-file F, --timeout DUR, --json\n(see 'famctl --help').\n"
+	return s + "\nGlobal options: --server ADDR, --token-file F, --timeout DUR, --json,\n--data-dir DIR, --shm-dir DIR (see 'famctl --help').\n"
 }
 
 func upperFirst(s string) string {
@@ -171,11 +174,16 @@ func (c *command) execute(g *globals, o *cmdOpts, args []string, stdout io.Write
 	if c.local != nil {
 		return c.local(g, o, args, stdout)
 	}
+	if g.dataDir != "" {
+		if err := checkOffline(c, args); err != nil {
+			return err
+		}
+	}
 	s, err := dial(g)
 	if err != nil {
 		return err
 	}
-	defer s.conn.Close()
+	defer s.close()
 	s.stdout = stdout
 	return c.run(s, o, args)
 }
@@ -270,10 +278,9 @@ func cmdRegions(s *session, _ *cmdOpts, _ []string) error {
 		}
 		return s.emit(map[string]any{"regions": out})
 	}
-	t := newTable(s.stdout, "ID", "NAME", "SIZE", "USED", "MODE", "OWNER", "TYPE", "INTERLEAVE", "SERVERS")
+	t := newTable(s.stdout, regionColumns...)
 	for _, r := range regions {
-		t.row(r.GetId(), r.GetName(), fmtSize(r.GetSize()), fmtSize(r.GetUsed()), fmtMode(r.GetMode()),
-			owner(r.GetUid(), r.GetGid()), memoryName(r.GetAttr().GetMemory()), interleaveText(r), fmtIDs(r.GetServers()))
+		t.row(regionRow(r)...)
 	}
 	return t.flush()
 }
@@ -345,8 +352,9 @@ func (s *session) showRegion(r *pb.RegionInfo) error {
 		{"size", sizeWithBytes(j.Size)}, {"used", sizeWithBytes(j.Used)},
 		{"mode", j.Mode}, {"owner", owner(j.UID, j.GID)},
 		{"memory", j.Memory}, {"redundancy", j.Redundancy},
-		{"interleave", interleaveText(r)}, {"permission level", j.PermLevel},
-		{"servers", fmtIDs(j.Servers)},
+		{"interleave", interleaveText(r)}, {"interleave size", sizeWithBytes(j.InterleaveSize)},
+		{"permission level", j.PermLevel},
+		{"server count", fmt.Sprint(j.ServerCount)}, {"server ids", fmtIDs(j.Servers)},
 	})
 }
 
@@ -360,7 +368,8 @@ func (s *session) showItem(it *pb.ItemInfo, region string) error {
 		{"offset", fmt.Sprint(j.Offset)}, {"size", sizeWithBytes(j.Size)},
 		{"mode", j.Mode}, {"owner", owner(j.UID, j.GID)},
 		{"your rights", orDash(j.Rights)},
-		{"interleave size", sizeWithBytes(j.InterleaveSize)}, {"servers", fmtIDs(j.Servers)},
+		{"interleave size", sizeWithBytes(j.InterleaveSize)},
+		{"server count", fmt.Sprint(j.ServerCount)}, {"server ids", fmtIDs(j.Servers)},
 	})
 }
 
@@ -396,9 +405,13 @@ func cmdCreateRegion(s *session, o *cmdOpts, args []string) error {
 	return nil
 }
 
-func cmdDestroyRegion(s *session, _ *cmdOpts, args []string) error {
+func cmdDestroyRegion(s *session, o *cmdOpts, args []string) error {
 	reg, err := s.resolveRegion(args[0])
 	if err != nil {
+		return err
+	}
+	if err := confirm(o, "destroy-region", fmt.Sprintf("region %s (id %d, %s used of %s) and every item in it",
+		reg.GetName(), reg.GetId(), fmtSize(reg.GetUsed()), fmtSize(reg.GetSize()))); err != nil {
 		return err
 	}
 	ctx, cancel := s.ctx()
@@ -493,7 +506,7 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 		mem[i] = toMemoryServerJSON(m)
 	}
 	if s.g.json {
-		return s.emit(map[string]any{"servers": []serverJSON{j}, "interleave_size": ms.GetInterleaveSize(),
+		return s.emit(map[string]any{"servers": []serverJSON{j}, "interleave_size": interleaveSize(ms.GetInterleaveSize()),
 			"memory_servers": mem})
 	}
 	if err := keyValues(s.stdout, [][2]string{
@@ -503,7 +516,7 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 		{"data dir", orDash(j.DataDir)}, {"uptime", fmtUptime(j.UptimeNs)},
 		{"regions", fmt.Sprint(j.Regions)},
 		{"bytes", fmt.Sprintf("%s used of %s", fmtSize(j.BytesUsed), fmtSize(j.BytesTotal))},
-		{"interleave size", sizeWithBytes(ms.GetInterleaveSize())},
+		{"interleave size", sizeWithBytes(interleaveSize(ms.GetInterleaveSize()))},
 		{"memory servers", fmt.Sprint(len(mem))},
 	}); err != nil {
 		return err

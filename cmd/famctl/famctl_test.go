@@ -198,14 +198,15 @@ func TestCommands(t *testing.T) {
 
 	// regions
 	out = f.ok(t, "regions")
-	if h := lines(out)[0]; strings.Join(h, " ") != "ID NAME SIZE USED MODE OWNER TYPE INTERLEAVE SERVERS" {
+	if h := lines(out)[0]; strings.Join(h, " ") != "ID NAME SIZE USED MODE OWNER TYPE INTERLEAVE BLOCK NSERVERS SERVER_IDS" {
 		t.Errorf("regions header %v", h)
 	}
 	row := rowFor(t, out, 1, "r1")
 	if row[2] != "4M" || row[3] != "0" || row[4] != "0640" || row[5] != me {
 		t.Errorf("regions row for r1: %v", row)
 	}
-	if row := rowFor(t, out, 1, "r2"); row[6] != "persistent" || row[7] != "off" || row[0] != fmt.Sprint(r2.ID) {
+	if row := rowFor(t, out, 1, "r2"); row[6] != "persistent" || row[7] != "off" || row[8] != "1M" ||
+		row[9] != "1" || row[10] != "0" || row[0] != fmt.Sprint(r2.ID) {
 		t.Errorf("regions row for r2: %v", row)
 	}
 	var regs struct{ Regions []regionJSON }
@@ -305,7 +306,7 @@ func TestCommands(t *testing.T) {
 
 	// destroy-region
 	var d struct{ Destroyed regionJSON }
-	f.okJSON(t, &d, "destroy-region", "r2")
+	f.okJSON(t, &d, "destroy-region", "r2", "--yes")
 	if d.Destroyed.Name != "r2" {
 		t.Errorf("destroy-region --json: %+v", d)
 	}
@@ -507,19 +508,22 @@ func TestMemoryServers(t *testing.T) {
 
 	both := fmt.Sprintf("%d,%d", mems[0].ID(), mems[1].ID())
 	regions := f.ok(t, "regions")
-	if row := rowFor(t, regions, 1, "wide"); row[7] != "64K" || row[8] != both {
+	if row := rowFor(t, regions, 1, "wide"); row[7] != "on" || row[8] != "64K" || row[9] != "2" || row[10] != both {
 		t.Errorf("regions row for wide: %v", row)
 	}
-	if row := rowFor(t, regions, 1, "narrow"); row[7] != "off" || (row[8] != fmt.Sprint(mems[0].ID()) && row[8] != fmt.Sprint(mems[1].ID())) {
+	if row := rowFor(t, regions, 1, "narrow"); row[7] != "off" || row[9] != "1" ||
+		(row[10] != fmt.Sprint(mems[0].ID()) && row[10] != fmt.Sprint(mems[1].ID())) {
 		t.Errorf("regions row for narrow: %v", row)
 	}
-	if out := f.ok(t, "stat", "wide"); !regexp.MustCompile(`(?m)^servers +`+both+`$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^interleave +64K$`).MatchString(out) {
+	if out := f.ok(t, "stat", "wide"); !regexp.MustCompile(`(?m)^server ids +`+both+`$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^server count +2$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^interleave +on$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^interleave size +64K \(65536 bytes\)$`).MatchString(out) {
 		t.Errorf("stat wide:\n%s", out)
 	}
 	var st regionJSON
 	f.okJSON(t, &st, "stat", "wide")
-	if len(st.Servers) != 2 || st.InterleaveSize != 64<<10 {
+	if len(st.Servers) != 2 || st.ServerCount != 2 || st.InterleaveSize != 64<<10 {
 		t.Errorf("stat wide --json: %+v", st)
 	}
 	f.allocate(t, st.ID, "x", 200<<10)

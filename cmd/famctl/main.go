@@ -42,6 +42,8 @@ Global options (also accepted after COMMAND):
                      $OPENFAM_TOKEN_FILE); must be readable by its owner only
   --timeout DUR      limit for connecting and for each call (default 10s)
   --json             print machine-readable JSON on stdout
+  --data-dir DIR     inspect the store in DIR without a famd (see below)
+  --shm-dir DIR      with --data-dir: its volatile regions' directory
   --version          print famctl's version and exit (before COMMAND only)
   -h, --help         this help; 'famctl help COMMAND' or
                      'famctl COMMAND --help' describe one command
@@ -54,6 +56,7 @@ Exit status: 0 success, 1 the server reported an error (printed as its FAM
 code name and message; with --json also as {"error": {...}} on stdout) or
 could not be reached, 2 usage error.
 
+%s
 Environment: OPENFAM_SERVER, OPENFAM_TOKEN_FILE (see above);
 OPENFAM_AUTH=munge to insist on acting as yourself over TCP (MUNGE; a famd
 with --auth munge asks for it anyway), =token to never use MUNGE;
@@ -67,6 +70,8 @@ type globals struct {
 	tokenFile string
 	timeout   time.Duration
 	json      bool
+	dataDir   string // inspect this store offline (offline.go)
+	shmDir    string // its volatile regions' directory
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -74,6 +79,8 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.tokenFile, "token-file", g.tokenFile, "")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "")
 	fs.BoolVar(&g.json, "json", g.json, "")
+	fs.StringVar(&g.dataDir, "data-dir", g.dataDir, "")
+	fs.StringVar(&g.shmDir, "shm-dir", g.shmDir, "")
 }
 
 // usageError is a mistake on the command line (exit 2).
@@ -134,6 +141,16 @@ type session struct {
 	conn   *grpc.ClientConn
 	fam    pb.FamClient
 	stdout io.Writer
+	done   func() // closes what the session opened; nil: just conn
+}
+
+// close ends the session.
+func (s *session) close() {
+	if s.done != nil {
+		s.done()
+		return
+	}
+	s.conn.Close()
 }
 
 // ctx returns a context bounded by --timeout for one call.
@@ -162,7 +179,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	showVersion := fs.Bool("version", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, usageText, commandList())
+			fmt.Fprintf(stdout, usageText, commandList(), offlineHelp)
 			return exitOK
 		}
 		return report(g, stdout, stderr, usagef("%v", err))
@@ -178,7 +195,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	name, rest := rest[0], rest[1:]
 	if name == "help" {
 		if len(rest) == 0 {
-			fmt.Fprintf(stdout, usageText, commandList())
+			fmt.Fprintf(stdout, usageText, commandList(), offlineHelp)
 			return exitOK
 		}
 		c := findCommand(rest[0])
@@ -229,12 +246,20 @@ func report(g *globals, stdout, stderr io.Writer, err error) int {
 
 // dial connects to the famd named by --server or $OPENFAM_SERVER.
 func dial(g *globals) (*session, error) {
+	if g.dataDir != "" {
+		if g.server != "" {
+			return nil, usagef("give --server or --data-dir, not both")
+		}
+		// --data-dir, given on the command line, wins over
+		// $OPENFAM_SERVER from the environment.
+		return openOffline(g)
+	}
 	addr := g.server
 	if addr == "" {
 		addr = os.Getenv("OPENFAM_SERVER")
 	}
 	if addr == "" {
-		return nil, usagef("no server: give --server ADDR or set OPENFAM_SERVER")
+		return nil, usagef("no server: give --server ADDR or set OPENFAM_SERVER (or --data-dir DIR to inspect a store without a famd)")
 	}
 	var conn *grpc.ClientConn
 	var err error

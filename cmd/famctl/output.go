@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gofam/openfam/core"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -36,7 +37,8 @@ type regionJSON struct {
 	Interleave     string   `json:"interleave"`
 	InterleaveSize uint64   `json:"interleave_size"`
 	PermLevel      string   `json:"perm_level"`
-	Servers        []uint64 `json:"servers"`
+	Servers        []uint64 `json:"servers"`      // ids of the memory servers holding it
+	ServerCount    int      `json:"server_count"` // len(servers)
 }
 
 // itemJSON is an item in --json output.
@@ -52,7 +54,8 @@ type itemJSON struct {
 	Owner          string   `json:"owner"`
 	Rights         string   `json:"rights,omitempty"` // the caller's: "r", "rw"; absent in listings
 	InterleaveSize uint64   `json:"interleave_size"`
-	Servers        []uint64 `json:"servers"`
+	Servers        []uint64 `json:"servers"`      // ids of the memory servers holding it
+	ServerCount    int      `json:"server_count"` // len(servers)
 }
 
 // serverJSON is a server in --json output.
@@ -102,9 +105,9 @@ func toRegionJSON(r *pb.RegionInfo) regionJSON {
 		Mode: fmtMode(r.GetMode()), UID: r.GetUid(), GID: r.GetGid(), Owner: owner(r.GetUid(), r.GetGid()),
 		Memory: memoryName(a.GetMemory()), Redundancy: enumName(a.GetRedundancy(), "default", "none", "raid1", "raid5"),
 		Interleave:     enumName(a.GetInterleave(), "default", "enable", "disable"),
-		InterleaveSize: r.GetInterleaveSize(),
+		InterleaveSize: interleaveSize(r.GetInterleaveSize()),
 		PermLevel:      enumName(a.GetPermLevel(), "default", "region", "data_item"),
-		Servers:        nonNil(r.GetServers()),
+		Servers:        nonNil(r.GetServers()), ServerCount: len(r.GetServers()),
 	}
 }
 
@@ -113,7 +116,8 @@ func toItemJSON(it *pb.ItemInfo, region string) itemJSON {
 		Region: region, RegionID: it.GetRegionId(), Offset: it.GetOffset(), Name: it.GetName(),
 		Size: it.GetSize(), Mode: fmtMode(it.GetMode()), UID: it.GetUid(), GID: it.GetGid(),
 		Owner: owner(it.GetUid(), it.GetGid()), Rights: rightsText(it.GetRights()),
-		InterleaveSize: it.GetInterleaveSize(), Servers: nonNil(it.GetServers()),
+		InterleaveSize: interleaveSize(it.GetInterleaveSize()), Servers: nonNil(it.GetServers()),
+		ServerCount: len(it.GetServers()),
 	}
 }
 
@@ -154,15 +158,41 @@ func rightsText(r uint32) string {
 	return s
 }
 
-// interleaveText is the INTERLEAVE column: off, or the block size.
+// interleaveText is the INTERLEAVE column and stat line: off when the
+// region was created with interleaving disabled, else on. The block size
+// is a column of its own (BLOCK), so that no cell mixes the two.
 func interleaveText(r *pb.RegionInfo) string {
 	if r.GetAttr().GetInterleave() == interleaveDisable {
 		return "off"
 	}
-	if r.GetInterleaveSize() == 0 {
-		return "on"
+	return "on"
+}
+
+// interleaveSize is the interleave size famctl prints, in tables and in
+// JSON alike: what fam_stat reports. A famd that reports 0 (one that
+// predates recording a block size, or a Servers reply without a cluster)
+// means the default, which is also what fam_stat gives a program for it.
+func interleaveSize(n uint64) uint64 {
+	if n == 0 {
+		return core.DefaultInterleaveSize
 	}
-	return fmtSize(r.GetInterleaveSize())
+	return n
+}
+
+// regionsHelp describes the columns of 'famctl regions'.
+const regionsHelp = "Columns: ID, NAME, SIZE, USED (bytes allocated to items), MODE, OWNER,\n" +
+	"TYPE (memory type), INTERLEAVE (on or off), BLOCK (the interleave size\n" +
+	"fam_stat reports, --json interleave_size), NSERVERS (how many servers\n" +
+	"hold the region's bytes, --json server_count), SERVER_IDS (their ids,\n" +
+	"comma separated, --json servers; 0 is the famd itself).\n"
+
+// regionColumns and regionRow are the table form of a region.
+var regionColumns = []string{"ID", "NAME", "SIZE", "USED", "MODE", "OWNER", "TYPE", "INTERLEAVE", "BLOCK", "NSERVERS", "SERVER_IDS"}
+
+func regionRow(r *pb.RegionInfo) []any {
+	return []any{r.GetId(), r.GetName(), fmtSize(r.GetSize()), fmtSize(r.GetUsed()), fmtMode(r.GetMode()),
+		owner(r.GetUid(), r.GetGid()), memoryName(r.GetAttr().GetMemory()), interleaveText(r),
+		fmtSize(interleaveSize(r.GetInterleaveSize())), len(r.GetServers()), fmtIDs(r.GetServers())}
 }
 
 func fmtMode(m uint32) string { return fmt.Sprintf("%04o", m) }
