@@ -435,9 +435,10 @@ func (f *Fam) remoteCopy(op string, src *Item, srcOff uint64, dst *Item, dstOff,
 // call timeout.
 func copyTime(n uint64) time.Duration { return time.Duration(n) }
 
-// rBackup and rRestore run at famd before returning, so that every error
-// (a missing backup, a name in use) is reported by the call itself as in
-// embedded mode; the Wait they return is already complete.
+// rBackup and rRestore make famd's copy and return when it is done; Backup
+// and Restore run them in the background (inBackground), so their errors (a
+// missing backup, a name in use) reach the caller through the Wait, never
+// through a later fam_quiet.
 func (f *Fam) rBackup(op string, it *Item, name string) (*Wait, error) {
 	v := it.view.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
