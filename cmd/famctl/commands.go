@@ -69,6 +69,7 @@ func init() {
 			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, and the block size of interleaved regions. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit) and BYTES (their size).\n\nWith --json: {\"servers\": [the famd], \"interleave_size\": N,\n\"memory_servers\": [{\"id\", \"hostname\", \"control\", \"data_tcp\",\n\"data_unix\", \"reachable\", \"segments\", \"bytes\"}, ...]}.\n"},
 		{name: "usage", summary: "bytes total and used, per region and in all", max: 0, run: cmdUsage},
 		tokenCommand,
+		pingCommand,
 	}
 }
 
