@@ -273,7 +273,10 @@ func first(md metadata.MD, key string) string {
 // UnaryInterceptor authenticates every call before its handler runs: a
 // call that cannot be attributed to an identity ends with
 // codes.Unauthenticated. Install it with grpc.UnaryInterceptor.
-func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	if o := s.opts.Observer; o != nil {
+		defer func() { observeCall(o, info.FullMethod, resp, err) }()
+	}
 	id, tr, err := s.authenticate(ctx, info.FullMethod)
 	if tr != nil {
 		_ = grpc.SetTrailer(ctx, tr)
@@ -298,7 +301,10 @@ func (s *Server) warnAuth(ctx context.Context, method string, tr metadata.MD, er
 
 // StreamInterceptor authenticates streams the same way (a stream cannot
 // carry a MUNGE answer: clients authenticate with a unary call first).
-func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	if o := s.opts.Observer; o != nil {
+		defer func() { observeCall(o, info.FullMethod, nil, err) }()
+	}
 	id, tr, err := s.authenticate(ss.Context(), info.FullMethod)
 	if tr != nil {
 		ss.SetTrailer(tr)
