@@ -71,4 +71,3 @@ func (s *Server) Usage() ([]ServerUsage, error) {
 	}
 	return out, nil
 }
-
