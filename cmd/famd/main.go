@@ -112,6 +112,9 @@ Environment:
   OPENFAM_SHM_DIR      default of --shm-dir
   OPENFAM_BACKUP_DIR   default of --backup-dir
   OPENFAM_TOKEN_FILE   default of --token-file
+  NOTIFY_SOCKET        set by systemd for a Type=notify service: famd sends
+                       READY=1 there once it serves, STOPPING=1 when it stops
+                       (dist/systemd/famd.service, installed by make install)
 
 Exit status: 0 after a graceful stop, 1 if famd could not start or a
 listener failed, 2 for invalid flags (including flags that do not fit the
