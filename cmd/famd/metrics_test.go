@@ -191,3 +191,66 @@ func TestMetricsListenTaken(t *testing.T) {
 		t.Fatalf("--metrics-listen nonsense: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// A metadata famd reports each memory server's memory, and a memory
+// server (--role memory --metrics-listen) its own segments and the data
+// requests it served.
+func TestMetricsMemoryServer(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("cluster\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	metaSock := filepath.Join(dir, "meta.sock")
+	meta := startFamd(t, "--role", "metadata", "--socket", metaSock, "--data-dir", filepath.Join(dir, "meta"),
+		"--shm-dir", filepath.Join(dir, "meta-shm"), "--metrics-listen", "127.0.0.1:0")
+	mm := metricsAddrRE.FindStringSubmatch(meta.waitLine(t, "serving"))
+	d := filepath.Join(dir, "mem")
+	mem := startFamd(t, "--role", "memory", "--join", "unix:"+metaSock, "--listen", "tcp://127.0.0.1:0",
+		"--token-file", tok, "--data-dir", d, "--shm-dir", d+"-shm", "--metrics-listen", "127.0.0.1:0")
+	ms := metricsAddrRE.FindStringSubmatch(mem.waitLine(t, "serving"))
+	if mm == nil || ms == nil {
+		t.Fatalf("a serving line names no metrics address:\n%s\n%s", meta.log.String(), mem.log.String())
+	}
+	sub := joinedRe.FindStringSubmatch(mem.waitLine(t, "joined the metadata famd"))
+	if sub == nil {
+		t.Fatalf("memory server did not say it joined:\n%s", mem.log.String())
+	}
+	id := sub[2]
+
+	fam, err := core.Initialize(core.Options{Server: "unix:" + metaSock, TokenFile: tok, UID: -1, GID: -1,
+		PEID: 0, PECount: 1, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fam.Finalize()
+	r, err := fam.CreateRegion("striped", 2<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 4096, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fam.Default().Put(make([]byte, 4096), it, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	m := scrape(t, mm[1])
+	if v := value(m, "famd_memory_bytes", map[string]string{"server": id}); v <= 0 {
+		t.Errorf("metadata famd: famd_memory_bytes{server=%q} = %v, want the region's segment", id, v)
+	}
+	if v := value(m, "famd_memory_server_up", map[string]string{"server": id}); v != 1 {
+		t.Errorf("metadata famd: famd_memory_server_up{server=%q} = %v", id, v)
+	}
+	if v := value(m, "famd_memory_bytes", map[string]string{"server": "0"}); v != 0 {
+		t.Errorf("role metadata reports %v bytes of its own", v)
+	}
+	m = scrape(t, ms[1])
+	if v := value(m, "famd_memory_regions", map[string]string{"server": id}); v != 1 {
+		t.Errorf("memory server: famd_memory_regions{server=%q} = %v, want 1", id, v)
+	}
+	if v := value(m, "famd_data_bytes_total", map[string]string{"direction": "put"}); v < 4096 {
+		t.Errorf("memory server: famd_data_bytes_total{direction=put} = %v, want at least 4096", v)
+	}
+}
