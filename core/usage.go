@@ -17,6 +17,11 @@ func (f *Fam) LocalUsage() (regions int, size, used uint64, err error) {
 			continue
 		}
 		f.mu.Lock()
+		if f.closed.Load() {
+			// Finalized meanwhile: open nothing more.
+			f.mu.Unlock()
+			return 0, 0, 0, f.check(op)
+		}
 		rs, rerr := f.regionLocked(rec.ID)
 		f.mu.Unlock()
 		if rerr != nil {

@@ -570,6 +570,8 @@ loop:
 		break loop
 	}
 	notifyStopping(lg)
+	// Scrapes read the instance: stop them before it is finalized.
+	mx.close(lg)
 	if err := d.Close(); err != nil {
 		lg.errorf("stop: %v", err)
 		return exitFailure
@@ -696,6 +698,7 @@ loop:
 		}
 	}
 	notifyStopping(lg)
+	mx.close(lg)
 	if err := m.Close(); err != nil {
 		lg.errorf("stop: %v", err)
 		return exitFailure

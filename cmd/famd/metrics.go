@@ -11,8 +11,9 @@ import (
 // server publishing them. A nil *metricsEndpoint (no flag) is valid and
 // does nothing.
 type metricsEndpoint struct {
-	m   *metrics.Metrics
-	srv *metrics.Server
+	m      *metrics.Metrics
+	srv    *metrics.Server
+	closed bool
 }
 
 // startMetrics listens on addr ("" for none) before famd opens anything
@@ -40,11 +41,13 @@ func (e *metricsEndpoint) failed() <-chan error {
 	return e.srv.Failed()
 }
 
-// close stops the endpoint.
+// close stops the endpoint; later calls do nothing. famd calls it from
+// its main goroutine only.
 func (e *metricsEndpoint) close(lg *logger) {
-	if e == nil {
+	if e == nil || e.closed {
 		return
 	}
+	e.closed = true
 	if err := e.srv.Close(5 * time.Second); err != nil {
 		lg.warnf("stopping the metrics endpoint: %v", err)
 	}
