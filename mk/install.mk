@@ -1,6 +1,7 @@
 # make install / make uninstall under PREFIX (and DESTDIR): the library, its
 # headers, pkg-config file and CMake package configuration, the tools, and
-# their man pages, which are built here from docs/man/*.md. A manifest under
+# their man pages, which are built here from docs/man/*.md, and famd's
+# systemd unit, tmpfiles.d and sysusers.d entries (dist/systemd). A manifest under
 # PREFIX/share/openfam lets uninstall remove exactly what install put there
 # (mk/install.sh).
 #
@@ -50,7 +51,9 @@ $(foreach h,$(wildcard include/*.h include/fam/*.h),0644 $(h) $(h)
 $(foreach t,famd famrun famctl,0755 $(BINDIR)/$(t) bin/$(t)
 )0755 $(INST_BENCH) bin/fambench
 $(foreach p,$(MAN_PAGES),0644 $(p) share/man/man$(subst .,,$(suffix $(p)))/$(notdir $(p))
-)
+)0644 $(INST_DIR)/famd.service lib/systemd/system/famd.service
+0644 dist/systemd/famd.tmpfiles.conf lib/tmpfiles.d/openfam.conf
+0644 dist/systemd/famd.sysusers.conf lib/sysusers.d/openfam.conf
 endef
 export INSTALL_LIST
 
@@ -58,6 +61,8 @@ install: lib famd famrun famctl $(INST_BENCH) $(CMAKE_VER) man ## install librar
 	@# The pkg-config file names PREFIX itself (not DESTDIR), so it is made
 	@# for each install.
 	@$(call write_pc,$(INST_DIR)/openfam.pc,$(PREFIX),$${prefix}/lib,$${prefix}/include)
+	@# So is the systemd unit, which runs PREFIX/bin/famd.
+	@sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/famd.service > $(INST_DIR)/famd.service
 	@printf '%s\n' "$$INSTALL_LIST" | sh mk/install.sh install '$(DESTDIR)$(PREFIX)'
 
 uninstall: ## remove what make install put under PREFIX (and DESTDIR), by its manifest

@@ -72,6 +72,7 @@ func init() {
 		tokenCommand,
 		backupsCommand,
 		completionCommand,
+		pingCommand,
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
 	"github.com/gofam/openfam/internal/bytesize"
+	"github.com/gofam/openfam/internal/metrics"
 	"github.com/gofam/openfam/internal/version"
 )
 
@@ -111,6 +112,9 @@ Environment:
   OPENFAM_SHM_DIR      default of --shm-dir
   OPENFAM_BACKUP_DIR   default of --backup-dir
   OPENFAM_TOKEN_FILE   default of --token-file
+  NOTIFY_SOCKET        set by systemd for a Type=notify service: famd sends
+                       READY=1 there once it serves, STOPPING=1 when it stops
+                       (dist/systemd/famd.service, installed by make install)
 
 Exit status: 0 after a graceful stop, 1 if famd could not start or a
 listener failed, 2 for invalid flags (including flags that do not fit the
@@ -130,6 +134,7 @@ type config struct {
 	advertise, interleave      string
 	shutdownTimeout            time.Duration
 	maxConnsPerPeer            int
+	metricsListen              string
 }
 
 func defaultDataDir() string {
@@ -170,6 +175,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.maxConnsPerPeer, "max-conns-per-peer", 0, fmt.Sprintf("most data-plane connections `N` one uid (Unix socket) or source address (TCP)\nmay hold; more are refused with an error and a warning (each client process opens\n4 per server); 0: %d, or a quarter of famd's open-file limit if lower; <0: no cap", transport.DefaultMaxConnsPerPeer))
 	showVersion := fs.Bool("version", false, "print famd's version and exit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics over HTTP at `HOST:PORT`/metrics (port 0 picks one;\nthe startup log names it): calls and requests by kind and result, bytes moved,\nerrors, open sessions, regions, memory per server. No authentication: bind\nit to a trusted address")
 	// The flag package calls Usage on --help and after reporting a parse
 	// error; both are handled below instead.
 	fs.Usage = func() {}
@@ -197,18 +203,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "famd: %v\n", err)
 		return exitUsage
 	}
+	if c.metricsListen != "" {
+		if _, _, err := net.SplitHostPort(strings.TrimPrefix(c.metricsListen, "http://")); err != nil {
+			return reportConfig(stderr, usagef("--metrics-listen %q: want HOST:PORT", c.metricsListen))
+		}
+	}
 	if c.role == "memory" {
 		mo, err := c.memoryOptions(lg)
 		if err != nil {
 			return reportConfig(stderr, err)
 		}
-		return serveMemory(mo, lg)
+		mx, status := startMetrics(c.metricsListen, lg)
+		if status != exitOK {
+			return status
+		}
+		if mx != nil {
+			mo.DataObserver = mx.m
+		}
+		return serveMemory(mo, lg, mx)
 	}
 	opts, err := c.options(lg)
 	if err != nil {
 		return reportConfig(stderr, err)
 	}
-	return serve(opts, lg)
+	mx, status := startMetrics(c.metricsListen, lg)
+	if status != exitOK {
+		return status
+	}
+	if mx != nil {
+		opts.CallObserver, opts.DataObserver = mx.m, mx.m
+	}
+	return serve(opts, lg, mx)
 }
 
 // reportConfig prints a configuration error and returns its exit status.
@@ -476,13 +501,17 @@ func parseInterleave(s string) (uint64, error) {
 }
 
 // serve runs famd until a signal or a listener failure.
-func serve(opts embed.Options, lg *logger) int {
+func serve(opts embed.Options, lg *logger, mx *metricsEndpoint) int {
 	sigs := notifySignals()
 	defer signal.Stop(sigs)
+	defer mx.close(lg)
 	d, err := embed.Start(opts)
 	if err != nil {
 		lg.errorf("cannot start: %v", err)
 		return exitFailure
+	}
+	if mx != nil {
+		mx.m.Watch(metrics.Source{Sessions: d.Server().Sessions, Regions: d.Regions, Usage: d.Server().Usage})
 	}
 	var where []string
 	if p := d.SocketPath(); p != "" {
@@ -517,8 +546,12 @@ func serve(opts embed.Options, lg *logger) int {
 	if block == 0 {
 		block = rpc.DefaultInterleaveSize
 	}
+	if mx != nil {
+		where = append(where, "metrics on http://"+mx.srv.Addr()+"/metrics")
+	}
 	lg.infof("famd %s (%s; interleave size %d bytes) serving %s; data dir %s; %s regions; pid %d",
 		rpc.APIVersion, role, block, strings.Join(where, ", "), d.DataDir(), regions, os.Getpid())
+	notifyReady(lg, fmt.Sprintf("serving %s regions", regions))
 	status := exitOK
 loop:
 	for {
@@ -530,9 +563,15 @@ loop:
 		case err := <-d.Failed():
 			lg.errorf("stopping: %v", err)
 			status = exitFailure
+		case err := <-mx.failed():
+			lg.errorf("stopping: metrics endpoint: %v", err)
+			status = exitFailure
 		}
 		break loop
 	}
+	notifyStopping(lg)
+	// Scrapes read the instance: stop them before it is finalized.
+	mx.close(lg)
 	if err := d.Close(); err != nil {
 		lg.errorf("stop: %v", err)
 		return exitFailure
@@ -604,9 +643,10 @@ func signalName(s os.Signal) string {
 const joinNagEvery = 10 * time.Second
 
 // serveMemory runs a memory server until a signal or a listener failure.
-func serveMemory(opts embed.MemoryOptions, lg *logger) int {
+func serveMemory(opts embed.MemoryOptions, lg *logger, mx *metricsEndpoint) int {
 	sigs := notifySignals()
 	defer signal.Stop(sigs)
+	defer mx.close(lg)
 	m, err := embed.StartMemory(opts)
 	if err != nil {
 		lg.errorf("cannot start: %v", err)
@@ -616,8 +656,17 @@ func serveMemory(opts embed.MemoryOptions, lg *logger) int {
 	if p := m.DataSocketPath(); p != "" {
 		where += fmt.Sprintf(" and unix:%s", p)
 	}
+	if mx != nil {
+		where += ", metrics on http://" + mx.srv.Addr() + "/metrics"
+		host, _ := os.Hostname()
+		mx.m.Watch(metrics.Source{Usage: func() ([]rpc.ServerUsage, error) {
+			n, b := m.Server().Segments()
+			return []rpc.ServerUsage{{ID: m.ID(), Hostname: host, Reachable: true, Regions: uint64(n), Bytes: b}}, nil
+		}})
+	}
 	lg.infof("famd %s (role memory: region segments for the metadata famd at %s) serving %s; data dir %s; pid %d; joining",
 		rpc.APIVersion, opts.Join, where, m.DataDir(), os.Getpid())
+	notifyReady(lg, "serving; joining "+opts.Join)
 	warnForeignDataDir(m.DataDir(), lg)
 	joined := m.Joined()
 	nag := time.NewTicker(joinNagEvery)
@@ -642,8 +691,14 @@ loop:
 			lg.errorf("stopping: %v", err)
 			status = exitFailure
 			break loop
+		case err := <-mx.failed():
+			lg.errorf("stopping: metrics endpoint: %v", err)
+			status = exitFailure
+			break loop
 		}
 	}
+	notifyStopping(lg)
+	mx.close(lg)
 	if err := m.Close(); err != nil {
 		lg.errorf("stop: %v", err)
 		return exitFailure

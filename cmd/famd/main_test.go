@@ -54,8 +54,14 @@ type famd struct {
 
 func startFamd(t *testing.T, args ...string) *famd {
 	t.Helper()
+	return startFamdEnv(t, nil, args...)
+}
+
+// startFamdEnv starts famd with env added to the clean environment.
+func startFamdEnv(t *testing.T, env []string, args ...string) *famd {
+	t.Helper()
 	f := &famd{cmd: exec.Command(famdBin, args...), lines: make(chan string, 100)}
-	f.cmd.Env = cleanEnv()
+	f.cmd.Env = append(cleanEnv(), env...)
 	stderr, err := f.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

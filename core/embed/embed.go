@@ -89,6 +89,10 @@ type Options struct {
 	// socket) or source address (TCP) may hold; see
 	// transport.ServerOptions.MaxConnsPerPeer (0: its default).
 	MaxConnsPerPeer int
+	// CallObserver and DataObserver, when set, are told of every control
+	// call and data-plane request answered (famd --metrics-listen).
+	CallObserver rpc.Observer
+	DataObserver transport.Observer
 }
 
 // Famd is a running in-process famd. Its methods are safe for concurrent
@@ -260,17 +264,18 @@ func Start(opts Options) (_ *Famd, err error) {
 	}
 	d.srv = rpc.NewServer(rpc.Options{Fam: fam, Token: opts.Token, DataTCP: d.dataAddr,
 		DataUnix: d.dataSock, DataDir: opts.DataDir, Cluster: cl, Auth: opts.Auth, TCPIdentity: opts.TCPIdentity,
-		MungeSocket: opts.MungeSocket, ServerToken: opts.ServerToken, Logf: opts.Logf, Infof: clusterLogf, Warnf: warnf})
+		MungeSocket: opts.MungeSocket, ServerToken: opts.ServerToken, Logf: opts.Logf, Infof: clusterLogf, Warnf: warnf,
+		Observer: opts.CallObserver})
 	d.grpc = grpc.NewServer(d.srv.ServerOptions()...)
 	pb.RegisterFamServer(d.grpc, d.srv)
 	logf := opts.Logf
 	if len(uxLns) > 0 {
 		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Logf: logf,
-			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
+			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver})
 	}
 	if len(tcpLns) > 0 {
 		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Logf: logf,
-			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
+			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
 		d.wg.Add(1)

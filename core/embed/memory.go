@@ -58,6 +58,9 @@ type MemoryOptions struct {
 	// WarnLogf and MaxConnsPerPeer are as in Options.
 	WarnLogf        func(format string, args ...any)
 	MaxConnsPerPeer int
+	// DataObserver, when set, is told of every data-plane request
+	// answered (famd --metrics-listen).
+	DataObserver transport.Observer
 }
 
 // Memory is a running memory server (famd --role memory). Its methods are
@@ -157,10 +160,10 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 	m.grpc = grpc.NewServer(grpc.UnaryInterceptor(ms.UnaryInterceptor))
 	pb.RegisterMemoryServer(m.grpc, ms)
 	m.dataTCP = transport.NewServer(ms, transport.ServerOptions{Token: opts.Token, Logf: opts.Logf,
-		Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
+		Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver})
 	if ul != nil {
 		m.dataUx = transport.NewServer(ms, transport.ServerOptions{Logf: opts.Logf,
-			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer})
+			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
 		m.wg.Add(1)

@@ -273,8 +273,13 @@ func first(md metadata.MD, key string) string {
 // UnaryInterceptor authenticates every call before its handler runs: a
 // call that cannot be attributed to an identity ends with
 // codes.Unauthenticated. Install it with grpc.UnaryInterceptor.
-func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 	id, tr, err := s.authenticate(ctx, info.FullMethod)
+	if o := s.opts.Observer; o != nil && !isChallenge(tr) {
+		// A MUNGE challenge is the first step of a login, not a failure:
+		// only the call that answers it is counted.
+		defer func() { observeCall(o, info.FullMethod, resp, err) }()
+	}
 	if tr != nil {
 		_ = grpc.SetTrailer(ctx, tr)
 	}
@@ -290,15 +295,21 @@ func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // A MUNGE challenge (trailer tr holds one) is the first step of a normal
 // login, not a failure, and is not logged.
 func (s *Server) warnAuth(ctx context.Context, method string, tr metadata.MD, err error) {
-	if len(tr.Get(famauth.MDAuthChallenge)) > 0 {
+	if isChallenge(tr) {
 		return
 	}
 	s.warnf("authentication failed: refused %s from %s: %s", method, peerName(ctx), status.Convert(err).Message())
 }
 
+// isChallenge says whether trailer tr carries a MUNGE challenge.
+func isChallenge(tr metadata.MD) bool { return len(tr.Get(famauth.MDAuthChallenge)) > 0 }
+
 // StreamInterceptor authenticates streams the same way (a stream cannot
 // carry a MUNGE answer: clients authenticate with a unary call first).
-func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	if o := s.opts.Observer; o != nil {
+		defer func() { observeCall(o, info.FullMethod, nil, err) }()
+	}
 	id, tr, err := s.authenticate(ss.Context(), info.FullMethod)
 	if tr != nil {
 		ss.SetTrailer(tr)

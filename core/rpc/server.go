@@ -71,6 +71,9 @@ type Options struct {
 	// places regions on (also given to the core as its Placer); it
 	// serves Join and Servers. The Server does not close it.
 	Cluster *Cluster
+	// Observer, when set, is told of every control call answered
+	// (famd's metrics); nil costs nothing.
+	Observer Observer
 }
 
 // Server implements openfamv1.FamServer, transport.Memory and

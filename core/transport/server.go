@@ -644,6 +644,9 @@ func (sc *sconn) openFD(h wire.Header) (*replyError, error) {
 		return nil, err
 	}
 	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, ID: h.ID, Arg: [4]uint64{off, size, uint64(rights)}}
+	if o := sc.s.opts.Observer; o != nil {
+		o.Request(h.Op, wire.StatusOK, 0, 0)
+	}
 	var b [wire.HeaderSize]byte
 	rh.Encode(b[:])
 	n, _, err := uc.WriteMsgUnix(b[:], unix.UnixRights(int(f.Fd())), nil)
@@ -651,6 +654,23 @@ func (sc *sconn) openFD(h wire.Header) (*replyError, error) {
 		_, err = sc.bw.Write(b[n:])
 	}
 	return nil, err
+}
+
+// observe tells o of the request h answered with status and a reply
+// payload of plen bytes: every reply but OpenFD's goes through header.
+func observe(o Observer, h wire.Header, status, plen uint32) {
+	var read, written uint64
+	if status == wire.StatusOK {
+		switch h.Op {
+		case wire.OpGet, wire.OpGatherStrided, wire.OpGatherIndexed:
+			read = uint64(plen)
+		case wire.OpPut:
+			written = h.Arg[1]
+		case wire.OpScatterStrided, wire.OpScatterIndexed:
+			written = h.Arg[1] * h.Arg[3]
+		}
+	}
+	o.Request(h.Op, status, read, written)
 }
 
 // payload reads a request payload of n bytes into the scratch buffer.
@@ -671,6 +691,9 @@ func (sc *sconn) discard(n uint32) error {
 }
 
 func (sc *sconn) header(h wire.Header, status, plen uint32) error {
+	if o := sc.s.opts.Observer; o != nil {
+		observe(o, h, status, plen)
+	}
 	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, Status: status, PayloadLen: plen, ID: h.ID}
 	rh.Encode(sc.rhdr[:])
 	_, err := sc.bw.Write(sc.rhdr[:])

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/gofam/openfam/core/wire"
 )
 
 // Key is an item capability: 16 random bytes issued by the server after the
@@ -61,6 +63,20 @@ type ServerOptions struct {
 	// Warnf receives the events an operator should see (connections
 	// refused over the cap, Accept failing and retried); nil means Logf.
 	Warnf func(format string, args ...any)
+	// Observer, when set, is told of every request answered (famd's
+	// metrics); nil costs nothing.
+	Observer Observer
+}
+
+// Observer counts a Server's work for monitoring. Request is called once
+// for every request answered, on the goroutine serving its connection,
+// with the reply's status (wire.StatusOK, a FAM_E* number or
+// wire.StatusStaleKey), the item bytes the reply carried (gets and
+// gathers) and the item bytes the request wrote (puts and scatters). It
+// sits on the data path: it must be cheap (atomic adds) and safe for
+// concurrent use.
+type Observer interface {
+	Request(op wire.Op, status uint32, read, written uint64)
 }
 
 // ClientOptions configure a Client.
