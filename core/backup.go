@@ -269,6 +269,15 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 		return nil, err
 	}
 	if f.remote != nil {
+		// A backup that does not exist (or that the caller may not read)
+		// is reported by the call itself, as on the embedded store and as
+		// OpenFAM programs expect; the copy then runs in the background.
+		if err := f.rBackupVisible(op, name); err != nil {
+			return nil, err
+		}
+		if f.afterBackupCheck != nil {
+			f.afterBackupCheck()
+		}
 		return f.inBackground(func() (*Wait, error) { return f.rRestore(op, name, dst) }), nil
 	}
 	if v.mem == nil && !v.placed() {

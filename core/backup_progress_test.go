@@ -128,7 +128,13 @@ func TestBackupProgressThroughFamd(t *testing.T) {
 		if n := ctx.Progress(); n != 0 {
 			t.Fatalf("before %s: fam_progress %d, want 0", step.name, n)
 		}
-		p.set(true)
+		if step.name == "fam_restore" {
+			// fam_restore first checks, with famd, that the backup exists
+			// (its absence is the call's error); the copy is held after.
+			f.AfterBackupCheck(func() { p.set(true) })
+		} else {
+			p.set(true)
+		}
 		type started struct {
 			w   *core.Wait
 			err error

@@ -83,3 +83,7 @@ func (f *Fam) AfterItemAt(fn func()) {
 // ControlState reports the state of f's gRPC connection to famd, for the
 // external tests of reconnection.
 func ControlState(f *Fam) connectivity.State { return f.remote.conn.GetState() }
+
+// AfterBackupCheck makes fn run when a famd-served fam_restore has checked
+// that its backup exists and before it starts the copy.
+func (f *Fam) AfterBackupCheck(fn func()) { f.afterBackupCheck = fn }

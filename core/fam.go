@@ -64,6 +64,10 @@ type famState struct {
 
 	def    *Context
 	closed atomic.Bool
+
+	// afterBackupCheck, set only by tests (export_test.go), runs between
+	// a famd-served restore's check that the backup exists and its copy.
+	afterBackupCheck func()
 }
 
 // As returns a view of the instance that acts for another identity: every
