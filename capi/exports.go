@@ -961,20 +961,30 @@ func ofam_go_delete_backup(name *C.char) (h C.uint64_t) {
 }
 
 //export ofam_go_list_backup
-func ofam_go_list_backup(name *C.char) (p *C.char) {
+func ofam_go_list_backup(name *C.char) *C.char {
 	const op = "fam_list_backup"
+	return textResult(op, func() (string, error) {
+		f, err := instance(op)
+		if err != nil {
+			return "", err
+		}
+		return f.ListBackups(goString(name))
+	})
+}
+
+// ---- listing ------------------------------------------------------------------------------
+
+// textResult runs fn and hands its text to C as one malloc'd string (the
+// caller frees it); an error or a panic becomes the thread's error and
+// NULL.
+func textResult(op string, fn func() (string, error)) (p *C.char) {
 	defer func() {
 		if r := recover(); r != nil {
 			setError(panicError(op, r))
 			p = nil
 		}
 	}()
-	f, err := instance(op)
-	if err != nil {
-		setError(err)
-		return nil
-	}
-	s, err := f.ListBackups(goString(name))
+	s, err := fn()
 	if err != nil {
 		setError(err)
 		return nil
@@ -985,8 +995,6 @@ func ofam_go_list_backup(name *C.char) (p *C.char) {
 	}
 	return (*C.char)(m)
 }
-
-// ---- listing ------------------------------------------------------------------------------
 
 // listingName returns name for a tab-separated listing line. Names cannot
 // hold a tab, newline or other control character (the core refuses them
@@ -1001,81 +1009,58 @@ func listingName(op, what, name string) (string, error) {
 	return name, nil
 }
 
-// listingResult hands a listing to C as one malloc'd string.
-func listingResult(op string, s string) *C.char {
-	m := cStringMalloc(s)
-	if m == nil {
-		setError(errNoMemory(op))
-	}
-	return (*C.char)(m)
-}
-
 //export ofam_go_list_regions
-func ofam_go_list_regions() (p *C.char) {
+func ofam_go_list_regions() *C.char {
 	const op = "fam_list_regions"
-	defer func() {
-		if r := recover(); r != nil {
-			setError(panicError(op, r))
-			p = nil
-		}
-	}()
-	f, err := instance(op)
-	if err != nil {
-		setError(err)
-		return nil
-	}
-	rs, err := f.Regions()
-	if err != nil {
-		setError(err)
-		return nil
-	}
-	var b strings.Builder
-	for _, r := range rs {
-		name, err := listingName(op, "region", r.Name)
+	return textResult(op, func() (string, error) {
+		f, err := instance(op)
 		if err != nil {
-			setError(err)
-			return nil
+			return "", err
 		}
-		fmt.Fprintf(&b, "%s\t%d\t%04o\t%d\t%d\n", name, r.Size, r.Mode, r.UID, r.GID)
-	}
-	return listingResult(op, b.String())
+		rs, err := f.Regions()
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, r := range rs {
+			name, err := listingName(op, "region", r.Name)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&b, "%s\t%d\t%04o\t%d\t%d\n", name, r.Size, r.Mode, r.UID, r.GID)
+		}
+		return b.String(), nil
+	})
 }
 
 //export ofam_go_list_items
-func ofam_go_list_items(h C.uint64_t) (p *C.char) {
+func ofam_go_list_items(h C.uint64_t) *C.char {
 	const op = "fam_list_items"
-	defer func() {
-		if r := recover(); r != nil {
-			setError(panicError(op, r))
-			p = nil
-		}
-	}()
-	_, reg, err := region(op, h)
-	if err != nil {
-		setError(err)
-		return nil
-	}
-	items, err := reg.Items()
-	if err != nil {
-		setError(err)
-		return nil
-	}
-	offs := make([]uint64, 0, len(items))
-	for off := range items {
-		offs = append(offs, off)
-	}
-	slices.Sort(offs)
-	var b strings.Builder
-	for _, off := range offs {
-		it := items[off]
-		name, err := listingName(op, "item", it.Name)
+	return textResult(op, func() (string, error) {
+		_, reg, err := region(op, h)
 		if err != nil {
-			setError(err)
-			return nil
+			return "", err
 		}
-		fmt.Fprintf(&b, "%s\t%d\t%d\t%04o\t%d\t%d\n", name, off, it.Size, it.Mode, it.UID, it.GID)
-	}
-	return listingResult(op, b.String())
+		items, err := reg.Items()
+		if err != nil {
+			return "", err
+		}
+		offs := make([]uint64, 0, len(items))
+		for off := range items {
+			offs = append(offs, off)
+		}
+		slices.Sort(offs)
+		var b strings.Builder
+		for _, off := range offs {
+			it := items[off]
+			name, err := listingName(op, "item", it.Name)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&b, "%s\t%d\t%d\t%04o\t%d\t%d\n", name, off, it.Size, it.Mode, it.UID, it.GID)
+		}
+		return b.String(), nil
+	})
 }
 
 // ---- ordering and contexts --------------------------------------------------------------
