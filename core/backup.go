@@ -271,9 +271,15 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	if f.remote != nil {
 		// A backup that does not exist (or that the caller may not read)
 		// is reported by the call itself, as on the embedded store and as
-		// OpenFAM programs expect; the copy then runs in the background.
-		if err := f.rBackupVisible(op, name); err != nil {
+		// OpenFAM programs expect: one that famd does not list is restored
+		// at once, so that famd's own answer (not found, no permission) is
+		// the call's error. A listed one is copied in the background.
+		visible, err := f.rBackupVisible(op, name)
+		if err != nil {
 			return nil, err
+		}
+		if !visible {
+			return f.rRestore(op, name, dst)
 		}
 		if f.afterBackupCheck != nil {
 			f.afterBackupCheck()

@@ -503,21 +503,21 @@ func (f *Fam) rListBackups(op, prefix string) (string, error) {
 	return rep.GetText(), nil
 }
 
-// rBackupVisible fails with CodeBackupNotFound unless famd lists backup
-// name for the caller (listing shows only what the caller may read).
-func (f *Fam) rBackupVisible(op, name string) error {
+// rBackupVisible reports whether famd lists backup name for the caller
+// (a listing shows only what the caller may read).
+func (f *Fam) rBackupVisible(op, name string) (bool, error) {
 	text, err := f.rListBackups(op, name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	// A line is "name size mode uid gid time"; a name may hold spaces, so
 	// the five fields after it decide.
 	for _, line := range strings.Split(text, "\n") {
 		if rest, ok := strings.CutPrefix(line, name+" "); ok && len(strings.Fields(rest)) == 5 {
-			return nil
+			return true, nil
 		}
 	}
-	return Errorf(CodeBackupNotFound, op, "no backup %q that you may read", name)
+	return false, nil
 }
 
 // rBarrier waits at famd's barrier for this job. It has no deadline: PEs
