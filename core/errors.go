@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Code classifies a failure. The numbers equal OpenFAM 3.2's Fam_Error values
@@ -42,6 +43,29 @@ var codeNames = map[Code]string{
 	CodeInvalidOp: "invalid operation", CodeMetadata: "metadata error", CodeMemory: "memory error",
 	CodeNameTooLong: "name too long", CodeBackupNotCreated: "backup not created",
 	CodeBackupNotFound: "backup not found",
+}
+
+// macroNames are the FAM_E* macro names of include/openfam.h, by number:
+// every OpenFAM Fam_Error value, not only the codes this library returns.
+var macroNames = map[Code]string{
+	1: "FAM_EUNKNOWN", 2: "FAM_ENOPERM", 3: "FAM_ETIMEOUT", 4: "FAM_EINVAL",
+	5: "FAM_ELIBFABRIC", 6: "FAM_ESHM", 7: "FAM_ENOTCREATED", 8: "FAM_ENOTFOUND",
+	9: "FAM_EEXIST", 10: "FAM_EALLOCATOR", 11: "FAM_ERPC", 12: "FAM_EPMI",
+	13: "FAM_ERANGE", 14: "FAM_ENOSPACE", 15: "FAM_ENULLPTR", 16: "FAM_EUNIMPL",
+	17: "FAM_ERESOURCE", 18: "FAM_EINVALIDOP", 19: "FAM_ERPCCLIENTNOTFOUND",
+	20: "FAM_EMEMSERVLISTEMPTY", 21: "FAM_EMETADATA", 22: "FAM_EMEMORY",
+	23: "FAM_ENAMETOOLONG", 24: "FAM_EATLQUEUEFULL", 25: "FAM_EATLQUEUEINSERT",
+	26: "FAM_EATLNOTENABLED", 27: "FAM_EATL", 28: "FAM_EBACKUPNOTCREATED",
+	29: "FAM_EBACKUPNOTFOUND", 30: "FAM_EBACKUPINFONOTFOUND", 31: "FAM_ENOTPWRTWO",
+}
+
+// Macro is the code's FAM_E* macro name in include/openfam.h
+// ("FAM_ENOTFOUND"), or "FAM_E" and its number for one openfam.h lacks.
+func (c Code) Macro() string {
+	if s, ok := macroNames[c]; ok {
+		return s
+	}
+	return "FAM_E" + strconv.Itoa(int(c))
 }
 
 // String names the code ("not found").

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/internal/famauth"
 	"github.com/gofam/openfam/internal/version"
@@ -104,27 +105,8 @@ func (e *famError) Error() string {
 	return s + ": " + e.msg
 }
 
-// famErrorName maps FAM_E* numbers (openfam.h) to their macro names.
-var famErrorNames = map[int32]string{
-	1: "FAM_EUNKNOWN", 2: "FAM_ENOPERM", 3: "FAM_ETIMEOUT", 4: "FAM_EINVAL",
-	5: "FAM_ELIBFABRIC", 6: "FAM_ESHM", 7: "FAM_ENOTCREATED", 8: "FAM_ENOTFOUND",
-	9: "FAM_EEXIST", 10: "FAM_EALLOCATOR", 11: "FAM_ERPC", 12: "FAM_EPMI",
-	13: "FAM_ERANGE", 14: "FAM_ENOSPACE", 15: "FAM_ENULLPTR", 16: "FAM_EUNIMPL",
-	17: "FAM_ERESOURCE", 18: "FAM_EINVALIDOP", 19: "FAM_ERPCCLIENTNOTFOUND",
-	20: "FAM_EMEMSERVLISTEMPTY", 21: "FAM_EMETADATA", 22: "FAM_EMEMORY",
-	23: "FAM_ENAMETOOLONG", 24: "FAM_EATLQUEUEFULL", 25: "FAM_EATLQUEUEINSERT",
-	26: "FAM_EATLNOTENABLED", 27: "FAM_EATL", 28: "FAM_EBACKUPNOTCREATED",
-	29: "FAM_EBACKUPNOTFOUND", 30: "FAM_EBACKUPINFONOTFOUND", 31: "FAM_ENOTPWRTWO",
-}
-
-// codeName is the FAM_E* name of code, or "FAM_E<number>" for one this
-// table does not know.
-func codeName(code int32) string {
-	if n, ok := famErrorNames[code]; ok {
-		return n
-	}
-	return fmt.Sprintf("FAM_E%d", code)
-}
+// codeName is the FAM_E* name of code (core.Code.Macro).
+func codeName(code int32) string { return core.Code(code).Macro() }
 
 // check turns a reply's err field into a Go error (nil when unset).
 func check(e *pb.FamError) error {

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc/codes"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
 	"github.com/gofam/openfam/core/wire"
@@ -90,7 +91,7 @@ func (m *Metrics) Call(method string, grpcCode codes.Code, famCode int32) {
 	case grpcCode != codes.OK:
 		code = grpcCode.String()
 	case famCode != 0:
-		code = famCodeName(famCode)
+		code = core.Code(famCode).Macro()
 	}
 	if code != "OK" {
 		m.ctlErrs.Inc()
@@ -240,29 +241,6 @@ func (s *Server) Close(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	return s.srv.Shutdown(ctx)
-}
-
-// famCodeNames are the FAM_E* names (include/openfam.h) of the codes a
-// reply may carry.
-var famCodeNames = map[int32]string{
-	1: "FAM_EUNKNOWN", 2: "FAM_ENOPERM", 3: "FAM_ETIMEOUT", 4: "FAM_EINVAL",
-	5: "FAM_ELIBFABRIC", 6: "FAM_ESHM", 7: "FAM_ENOTCREATED", 8: "FAM_ENOTFOUND",
-	9: "FAM_EEXIST", 10: "FAM_EALLOCATOR", 11: "FAM_ERPC", 12: "FAM_EPMI",
-	13: "FAM_ERANGE", 14: "FAM_ENOSPACE", 15: "FAM_ENULLPTR", 16: "FAM_EUNIMPL",
-	17: "FAM_ERESOURCE", 18: "FAM_EINVALIDOP", 19: "FAM_ERPCCLIENTNOTFOUND",
-	20: "FAM_EMEMSERVLISTEMPTY", 21: "FAM_EMETADATA", 22: "FAM_EMEMORY",
-	23: "FAM_ENAMETOOLONG", 24: "FAM_EATLQUEUEFULL", 25: "FAM_EATLQUEUEINSERT",
-	26: "FAM_EATLNOTENABLED", 27: "FAM_EATL", 28: "FAM_EBACKUPNOTCREATED",
-	29: "FAM_EBACKUPNOTFOUND", 30: "FAM_EBACKUPINFONOTFOUND", 31: "FAM_ENOTPWRTWO",
-}
-
-// famCodeName names a FAM error code; an unknown one is "FAM_E" and its
-// number, so that labels stay few.
-func famCodeName(c int32) string {
-	if n, ok := famCodeNames[c]; ok {
-		return n
-	}
-	return "FAM_E" + strconv.Itoa(int(c))
 }
 
 var (
