@@ -1,6 +1,9 @@
 package core
 
-import "unsafe"
+import (
+	"testing"
+	"unsafe"
+)
 
 func unsafe_ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
 
