@@ -646,7 +646,7 @@ func (it *Item) Map() ([]byte, error) {
 	}
 	off := it.g.Offset
 	if v.heap == nil {
-		return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; data item {%d, %d} is interleaved over memory servers", it.g.RegionID, off)
+		return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; data item {%d, %d} is on memory servers", it.g.RegionID, off)
 	}
 	v.rs.mu.Lock()
 	var m, b []byte

@@ -161,11 +161,7 @@ func (w *world) asStranger(uid, group string, fn func(f *core.Fam) error) error 
 // strangerRegion: user uid creates a region in this scenario's embedded
 // store (see asStranger).
 func (w *world) strangerRegion(uid, group, name, n, unit, mode string) error {
-	size, err := parseSize(n, unit)
-	if err != nil {
-		return err
-	}
-	m, err := parseMode(mode)
+	size, m, err := parseSizeMode(n, unit, mode)
 	if err != nil {
 		return err
 	}
@@ -178,19 +174,11 @@ func (w *world) strangerRegion(uid, group, name, n, unit, mode string) error {
 // strangerItem: user uid creates a region with data item-level
 // permissions and one item in it (see asStranger).
 func (w *world) strangerItem(uid, group, name, n, unit, mode, item, isize, iunit, imode string) error {
-	size, err := parseSize(n, unit)
+	size, m, err := parseSizeMode(n, unit, mode)
 	if err != nil {
 		return err
 	}
-	m, err := parseMode(mode)
-	if err != nil {
-		return err
-	}
-	is, err := parseSize(isize, iunit)
-	if err != nil {
-		return err
-	}
-	im, err := parseMode(imode)
+	is, im, err := parseSizeMode(isize, iunit, imode)
 	if err != nil {
 		return err
 	}

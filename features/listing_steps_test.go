@@ -39,11 +39,7 @@ func (w *world) regionListed(name, n, unit, mode, who string) error {
 	if err != nil {
 		return err
 	}
-	size, err := parseSize(n, unit)
-	if err != nil {
-		return err
-	}
-	m, err := parseMode(mode)
+	size, m, err := parseSizeMode(n, unit, mode)
 	if err != nil {
 		return err
 	}

@@ -156,11 +156,7 @@ func (w *world) ownerCreatesRegion(uid, name, n, unit, mode, level string) error
 	if err != nil {
 		return err
 	}
-	size, err := parseSize(n, unit)
-	if err != nil {
-		return err
-	}
-	m, err := parseMode(mode)
+	size, m, err := parseSizeMode(n, unit, mode)
 	if err != nil {
 		return err
 	}
@@ -181,11 +177,7 @@ func (w *world) ownerAllocates(uid, name, n, unit, mode, region string) error {
 	if err != nil {
 		return err
 	}
-	size, err := parseSize(n, unit)
-	if err != nil {
-		return err
-	}
-	m, err := parseMode(mode)
+	size, m, err := parseSizeMode(n, unit, mode)
 	if err != nil {
 		return err
 	}

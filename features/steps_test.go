@@ -372,11 +372,7 @@ func (w *world) messageMentions(s string) error {
 // ---- regions ----------------------------------------------------------------
 
 func (w *world) createRegion(try, name, n, unit, mode, mem, level, inter string) error {
-	size, err := parseSize(n, unit)
-	if err != nil {
-		return err
-	}
-	m, err := parseMode(mode)
+	size, m, err := parseSizeMode(n, unit, mode)
 	if err != nil {
 		return err
 	}
@@ -555,11 +551,7 @@ func (w *world) allocate(try, unnamed, name, n, unit, mode, rname string) error 
 	if err != nil {
 		return err
 	}
-	size, err := parseSize(n, unit)
-	if err != nil {
-		return err
-	}
-	m, err := parseMode(mode)
+	size, m, err := parseSizeMode(n, unit, mode)
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,16 @@ func parseSize(n, unit string) (uint64, error) {
 	return v, err
 }
 
+// parseSizeMode reads a step's size (number and unit) and octal mode.
+func parseSizeMode(n, unit, mode string) (uint64, uint32, error) {
+	size, err := parseSize(n, unit)
+	if err != nil {
+		return 0, 0, err
+	}
+	m, err := parseMode(mode)
+	return size, m, err
+}
+
 // parseMode reads an octal mode such as 0600.
 func parseMode(s string) (uint32, error) {
 	v, err := strconv.ParseUint(s, 8, 32)
