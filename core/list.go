@@ -15,21 +15,13 @@ func (f *Fam) RegionIDs() ([]uint64, error) {
 	if err := f.check(op); err != nil {
 		return nil, err
 	}
-	var ids []uint64
-	if f.remote != nil {
-		ctx, cancel := f.remote.ctx()
-		defer cancel()
-		rep, err := f.remote.cl.ListRegions(ctx, &pb.ListRegionsRequest{})
-		if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
-			return nil, err
-		}
-		for _, r := range rep.GetRegions() {
-			ids = append(ids, r.GetId())
-		}
-	} else {
-		for _, r := range f.store.Regions() {
-			ids = append(ids, r.ID)
-		}
+	recs, err := f.regionRecords(op, false)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, 0, len(recs))
+	for _, r := range recs {
+		ids = append(ids, r.ID)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids, nil
@@ -82,23 +74,9 @@ func (f *Fam) Regions() ([]RegionEntry, error) {
 	if err := f.check(op); err != nil {
 		return nil, err
 	}
-	var recs []metadata.Region
-	if f.remote != nil {
-		ctx, cancel := f.remote.ctx()
-		defer cancel()
-		rep, err := f.remote.cl.ListRegions(ctx, &pb.ListRegionsRequest{})
-		if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
-			return nil, err
-		}
-		for _, ri := range rep.GetRegions() {
-			recs = append(recs, regionFromPB(ri))
-		}
-	} else {
-		for _, rec := range f.store.Regions() {
-			if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid) != 0 {
-				recs = append(recs, rec)
-			}
-		}
+	recs, err := f.regionRecords(op, true)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]RegionEntry, 0, len(recs))
 	for _, rec := range recs {
@@ -112,4 +90,29 @@ func (f *Fam) Regions() ([]RegionEntry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// regionRecords lists the regions: through famd, those famd lets this
+// client see; embedded, every one, or with visible only those the caller
+// may read or write.
+func (f *Fam) regionRecords(op string, visible bool) ([]metadata.Region, error) {
+	var recs []metadata.Region
+	if f.remote != nil {
+		ctx, cancel := f.remote.ctx()
+		defer cancel()
+		rep, err := f.remote.cl.ListRegions(ctx, &pb.ListRegionsRequest{})
+		if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+			return nil, err
+		}
+		for _, ri := range rep.GetRegions() {
+			recs = append(recs, regionFromPB(ri))
+		}
+		return recs, nil
+	}
+	for _, rec := range f.store.Regions() {
+		if !visible || rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid) != 0 {
+			recs = append(recs, rec)
+		}
+	}
+	return recs, nil
 }
