@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/amo"
 )
 
 // Each export below backs the openfam.h function named in its op constant
@@ -1182,22 +1183,19 @@ func ofam_go_atomic(ctx, h, off C.uint64_t, kind, opc C.int, vlo, vhi, clo, chi 
 	return 0
 }
 
-var atomicOpNames = [...]string{C.OFAM_OP_SET: "set", C.OFAM_OP_FETCH: "fetch", C.OFAM_OP_ADD: "add",
-	C.OFAM_OP_SUBTRACT: "subtract", C.OFAM_OP_MIN: "min", C.OFAM_OP_MAX: "max", C.OFAM_OP_AND: "and",
-	C.OFAM_OP_OR: "or", C.OFAM_OP_XOR: "xor", C.OFAM_OP_SWAP: "swap", C.OFAM_OP_COMPARE_SWAP: "compare_swap"}
-
-var atomicKindNames = [...]string{C.OFAM_K_INT32: "int32", C.OFAM_K_INT64: "int64", C.OFAM_K_UINT32: "uint32",
-	C.OFAM_K_UINT64: "uint64", C.OFAM_K_FLOAT32: "float", C.OFAM_K_FLOAT64: "double", C.OFAM_K_INT128: "int128"}
-
-// atomicName names the openfam.h function of an atomic, e.g.
-// fam_ctx_fetch_add_int64.
+// atomicName names the openfam.h function of an atomic for messages, e.g.
+// fam_ctx_fetch_add_int64 (amo.FuncName, from
+// internal/gentables/atomics.table).
 func atomicName(ctx C.uint64_t, kind, opc, fetch C.int) string {
-	if opc <= 0 || int(opc) >= len(atomicOpNames) || kind <= 0 || int(kind) >= len(atomicKindNames) {
+	var name string
+	if opc >= 0 && opc <= 0xff && kind >= 0 && kind <= 0xff { // amo.Op and amo.Kind are uint8
+		name = amo.FuncName(amo.Kind(kind), amo.Op(opc), fetch != 0)
+	}
+	if name == "" {
 		return ctxOp(ctx, "fam_atomic", "fam_ctx_atomic")
 	}
-	name := atomicOpNames[opc]
-	if fetch != 0 && opc != C.OFAM_OP_FETCH && opc != C.OFAM_OP_SWAP && opc != C.OFAM_OP_COMPARE_SWAP {
-		name = "fetch_" + name
+	if ctx != 0 {
+		return "fam_ctx_" + strings.TrimPrefix(name, "fam_")
 	}
-	return ctxOp(ctx, "fam_", "fam_ctx_") + name + "_" + atomicKindNames[kind]
+	return name
 }

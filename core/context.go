@@ -472,39 +472,13 @@ type (
 	Value = amo.Value
 )
 
-var opNames = [...]string{amo.Set: "set", amo.Fetch: "fetch", amo.Add: "add", amo.Subtract: "subtract",
-	amo.Min: "min", amo.Max: "max", amo.And: "and", amo.Or: "or", amo.Xor: "xor", amo.Swap: "swap",
-	amo.CompareSwap: "compare_swap"}
-
-var kindNames = [...]string{amo.Int32: "int32", amo.Int64: "int64", amo.Uint32: "uint32",
-	amo.Uint64: "uint64", amo.Float32: "float", amo.Float64: "double", amo.Int128: "int128"}
-
-// atomicNames holds the C name of every (op, kind, fetch) triple, built once
-// so the data path formats nothing.
-var atomicNames = func() (t [len(opNames)][len(kindNames)][2]string) {
-	for op := range opNames {
-		for k := range kindNames {
-			if opNames[op] == "" || kindNames[k] == "" {
-				continue
-			}
-			t[op][k][0] = "fam_" + opNames[op] + "_" + kindNames[k]
-			t[op][k][1] = t[op][k][0]
-			if amo.Op(op) != amo.Fetch && amo.Op(op) != amo.Swap && amo.Op(op) != amo.CompareSwap {
-				t[op][k][1] = "fam_fetch_" + opNames[op] + "_" + kindNames[k]
-			}
-		}
-	}
-	return t
-}()
-
+// atomicName names the openfam.h function of an atomic for messages
+// (amo.FuncName, from internal/gentables/atomics.table).
 func atomicName(k Kind, op Op, fetch bool) string {
-	if int(op) >= len(opNames) || int(k) >= len(kindNames) || atomicNames[op][k][0] == "" {
-		return "fam_atomic"
+	if name := amo.FuncName(k, op, fetch); name != "" {
+		return name
 	}
-	if fetch {
-		return atomicNames[op][k][1]
-	}
-	return atomicNames[op][k][0]
+	return "fam_atomic"
 }
 
 // Atomic performs op on the k-sized word at off in the item and returns the

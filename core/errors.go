@@ -10,54 +10,9 @@ import (
 // and the FAM_E* macros of openfam.h, so they cross every binding unchanged.
 type Code int
 
-// Codes used by this implementation (a subset of Fam_Error).
-const (
-	CodeUnknown          Code = 1
-	CodeNoPerm           Code = 2
-	CodeTimeout          Code = 3
-	CodeInvalid          Code = 4
-	CodeNotFound         Code = 8
-	CodeExists           Code = 9
-	CodeAllocator        Code = 10
-	CodeRPC              Code = 11
-	CodePMI              Code = 12
-	CodeOutOfRange       Code = 13
-	CodeNoSpace          Code = 14
-	CodeNullPtr          Code = 15
-	CodeUnimplemented    Code = 16
-	CodeResource         Code = 17
-	CodeInvalidOp        Code = 18
-	CodeMetadata         Code = 21
-	CodeMemory           Code = 22
-	CodeNameTooLong      Code = 23
-	CodeBackupNotCreated Code = 28
-	CodeBackupNotFound   Code = 29
-)
-
-var codeNames = map[Code]string{
-	CodeUnknown: "unknown error", CodeNoPerm: "permission denied", CodeTimeout: "timed out",
-	CodeInvalid: "invalid argument", CodeNotFound: "not found", CodeExists: "already exists",
-	CodeAllocator: "allocator error", CodeRPC: "rpc error", CodePMI: "launcher error",
-	CodeOutOfRange: "out of range", CodeNoSpace: "no space", CodeNullPtr: "null pointer",
-	CodeUnimplemented: "not implemented", CodeResource: "resource error",
-	CodeInvalidOp: "invalid operation", CodeMetadata: "metadata error", CodeMemory: "memory error",
-	CodeNameTooLong: "name too long", CodeBackupNotCreated: "backup not created",
-	CodeBackupNotFound: "backup not found",
-}
-
-// macroNames are the FAM_E* macro names of include/openfam.h, by number:
-// every OpenFAM Fam_Error value, not only the codes this library returns.
-var macroNames = map[Code]string{
-	1: "FAM_EUNKNOWN", 2: "FAM_ENOPERM", 3: "FAM_ETIMEOUT", 4: "FAM_EINVAL",
-	5: "FAM_ELIBFABRIC", 6: "FAM_ESHM", 7: "FAM_ENOTCREATED", 8: "FAM_ENOTFOUND",
-	9: "FAM_EEXIST", 10: "FAM_EALLOCATOR", 11: "FAM_ERPC", 12: "FAM_EPMI",
-	13: "FAM_ERANGE", 14: "FAM_ENOSPACE", 15: "FAM_ENULLPTR", 16: "FAM_EUNIMPL",
-	17: "FAM_ERESOURCE", 18: "FAM_EINVALIDOP", 19: "FAM_ERPCCLIENTNOTFOUND",
-	20: "FAM_EMEMSERVLISTEMPTY", 21: "FAM_EMETADATA", 22: "FAM_EMEMORY",
-	23: "FAM_ENAMETOOLONG", 24: "FAM_EATLQUEUEFULL", 25: "FAM_EATLQUEUEINSERT",
-	26: "FAM_EATLNOTENABLED", 27: "FAM_EATL", 28: "FAM_EBACKUPNOTCREATED",
-	29: "FAM_EBACKUPNOTFOUND", 30: "FAM_EBACKUPINFONOTFOUND", 31: "FAM_ENOTPWRTWO",
-}
+// The Code constants, their messages and the FAM_E* macro names are in
+// errors_gen.go, written from internal/gentables/errors.table.
+//go:generate go run ../internal/gentables
 
 // Macro is the code's FAM_E* macro name in include/openfam.h
 // ("FAM_ENOTFOUND"), or "FAM_E" and its number for one openfam.h lacks.

@@ -41,6 +41,7 @@ extern "C" {
 #define OPENFAM_NAME_MAX 255          /* longest region or data item name, bytes (OpenFAM: 40) */
 
 /* Error codes: absolute values equal OpenFAM 3.2's Fam_Error numbers. */
+/* BEGIN GENERATED from internal/gentables/errors.table; DO NOT EDIT */
 #define FAM_EUNKNOWN 1
 #define FAM_ENOPERM 2
 #define FAM_ETIMEOUT 3
@@ -72,6 +73,7 @@ extern "C" {
 #define FAM_EBACKUPNOTFOUND 29
 #define FAM_EBACKUPINFONOTFOUND 30
 #define FAM_ENOTPWRTWO 31
+/* END GENERATED */
 
 typedef enum {
     FAM_REDUNDANCY_DEFAULT = 0,

@@ -1,6 +1,7 @@
 # Checks of generated and hand-written sources beyond gofmt and vet:
-# the gomock doubles used by the fault-injection tests, staticcheck, and
-# the formatting of the Gherkin specs in features/.
+# the gomock doubles used by the fault-injection tests, the copies of the
+# error-code and atomic-name tables, staticcheck, and the formatting of the
+# Gherkin specs in features/.
 #
 # mockgen and staticcheck are pinned in go.mod as tools and run through
 # `go tool`, so their output depends on go.mod alone.
@@ -19,7 +20,7 @@ mockgen-all = \
   $(GO) tool mockgen -package mocks -source=core/interfaces.go > $(1)/interfaces.go && \
   $(GO) tool mockgen -package mocks github.com/gofam/openfam/spec/proto/openfamv1 FamClient > $(1)/famclient.go
 
-.PHONY: mocks verify-mocks verify-staticcheck verify-gherkin
+.PHONY: mocks verify-mocks tables verify-tables verify-staticcheck verify-gherkin
 
 # Generated into a temp dir first so that a failing mockgen never leaves a
 # truncated file behind.
@@ -32,6 +33,15 @@ verify-mocks: ## regenerate the gomock doubles into a temp dir and diff with the
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
 	$(call mockgen-all,$$tmp) && \
 	diff -r $$tmp $(MOCKS_DIR) && echo "verify-mocks: generated mocks are up to date"
+
+# internal/gentables/errors.table and atomics.table are the one source of the
+# FAM_E* codes (number, macro, OpenFAM name, message) and of the atomic
+# kinds, ops and function names; every other copy is generated from them.
+tables: ## regenerate the copies of internal/gentables/*.table (core, capi, openfam.h, bindings)
+	$(GO) run ./internal/gentables
+
+verify-tables: ## check that every copy of the error-code and atomic tables matches internal/gentables/*.table
+	$(GO) run ./internal/gentables -check
 
 verify-staticcheck: ## staticcheck over every Go package
 	$(GO) tool staticcheck ./...
@@ -46,4 +56,4 @@ verify-gherkin: $(GHERKIN_VENV)/.stamp ## check that features/*.feature are form
 	if [ -z "$$files" ]; then echo "verify-gherkin: no feature files under features/, nothing to check"; exit 0; fi; \
 	$(GHERKIN_FMT) --check $$files || { echo "verify-gherkin: run $(GHERKIN_FMT) on the files above"; exit 1; }
 
-VERIFY_TARGETS += verify-mocks verify-staticcheck verify-gherkin
+VERIFY_TARGETS += verify-mocks verify-tables verify-staticcheck verify-gherkin

@@ -39,6 +39,7 @@ module OpenFAM {
   param OPENFAM_NAME_MAX = 255;
 
   // Error codes, as carried by FamError.code.
+  // BEGIN GENERATED from internal/gentables/errors.table; DO NOT EDIT
   param FAM_EUNKNOWN = 1;
   param FAM_ENOPERM = 2;
   param FAM_ETIMEOUT = 3;
@@ -70,6 +71,7 @@ module OpenFAM {
   param FAM_EBACKUPNOTFOUND = 29;
   param FAM_EBACKUPINFONOTFOUND = 30;
   param FAM_ENOTPWRTWO = 31;
+  // END GENERATED
 
   // ---------------------------------------------------------------------
   // Types of openfam.h

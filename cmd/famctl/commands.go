@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/internal/bytesize"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
@@ -224,7 +225,7 @@ func (s *session) resolveRegion(ref string) (*pb.RegionInfo, error) {
 	}
 	var fe *famError
 	id, perr := strconv.ParseUint(ref, 10, 64)
-	if perr != nil || !errors.As(ferr, &fe) || fe.code != famNotFound {
+	if perr != nil || !errors.As(ferr, &fe) || core.Code(fe.code) != core.CodeNotFound {
 		return nil, ferr
 	}
 	r, err = s.fam.RegionByID(ctx, &pb.RegionByIDRequest{Id: id})
@@ -236,9 +237,6 @@ func (s *session) resolveRegion(ref string) (*pb.RegionInfo, error) {
 	}
 	return r.GetRegion(), nil
 }
-
-// famNotFound is FAM_ENOTFOUND.
-const famNotFound = 8
 
 // openItem looks an item up by name in a region and returns its
 // description and a function that releases the key famd issued.

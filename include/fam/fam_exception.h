@@ -21,6 +21,7 @@ namespace openfam {
 /* Error numbers, identical to OpenFAM 3.2 (FAM_ERR_NO_SPACE = 14 included). */
 enum Fam_Error {
     FAM_NO_ERROR = 0,
+    /* BEGIN GENERATED from internal/gentables/errors.table; DO NOT EDIT */
     FAM_ERR_UNKNOWN = 1,
     FAM_ERR_NOPERM = 2,
     FAM_ERR_TIMEOUT = 3,
@@ -52,6 +53,7 @@ enum Fam_Error {
     FAM_BACKUP_NOTFOUND = 29,
     FAM_BACKUP_INFO_NOTFOUND = 30,
     FAM_ERR_NOT_PWR_TWO = 31
+    /* END GENERATED */
 };
 
 /*

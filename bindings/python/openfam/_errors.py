@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Dict, Tuple, Type
 
-# Positive FAM_E* codes from include/openfam.h, by name.
+# Positive FAM_E* codes from include/openfam.h, by name. The entries are written
+# by `go run ./internal/gentables` from internal/gentables/errors.table (edit the
+# table, not them); `make verify-tables` fails if they differ.
 CODES: Dict[str, int] = {
+    # BEGIN GENERATED from internal/gentables/errors.table; DO NOT EDIT
     "FAM_EUNKNOWN": 1,
     "FAM_ENOPERM": 2,
     "FAM_ETIMEOUT": 3,
@@ -37,6 +40,7 @@ CODES: Dict[str, int] = {
     "FAM_EBACKUPNOTFOUND": 29,
     "FAM_EBACKUPINFONOTFOUND": 30,
     "FAM_ENOTPWRTWO": 31,
+    # END GENERATED
 }
 _NAMES: Dict[int, str] = {v: k for k, v in CODES.items()}
 
