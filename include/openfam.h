@@ -12,6 +12,20 @@
  *   positive FAM_E* code and fam_errmsg() a message, both thread-local and kept
  *   until the next failure on that thread.
  *
+ *   Each function below lists the errors particular to it. These apply to
+ *   every function and are not repeated:
+ *     - FAM_EINVAL: the library is not initialized (before fam_initialize,
+ *       after fam_finalize, in a forked child), or a handle argument is
+ *       NULL, released, or a handle of another type.
+ *     - FAM_ENOTFOUND: the region or data item a handle names was destroyed
+ *       or deallocated through another handle or by another process since
+ *       it was opened (FAM_EINVAL instead once the library has released
+ *       the handle on learning it).
+ *     - FAM_ERPC or FAM_ETIMEOUT: with famd (OPENFAM_SERVER), famd or a
+ *       memory server could not be reached or did not answer in time.
+ *     - FAM_EUNKNOWN: a failure inside the library (it never crashes the
+ *       host program).
+ *
  * Handles
  *   fam_region_t, fam_desc_t, fam_ctx_t and fam_wait_t are opaque. They are
  *   owned by the library and released by the matching call (fam_close,
@@ -187,24 +201,34 @@ int fam_errcode(void);
  * fork() without exec from a process that has the library loaded (before or
  * after fam_initialize), this and every other call fail at once with
  * FAM_EINVAL: the library's runtime threads do not survive fork; exec a new
- * program in the child instead. */
+ * program in the child instead. Errors: FAM_EINVAL (NULL group, already
+ * initialized, an unknown option or value), FAM_ERESOURCE (a data
+ * directory cannot be made, or another process holds the embedded store),
+ * FAM_EMETADATA (the metadata store cannot be opened), FAM_ERPC or
+ * FAM_ETIMEOUT (famd unreachable). */
 int fam_initialize(const char *group, fam_options_t *opts);
 /* Waits for outstanding operations, releases every handle and stops the
  * instance. Handles used afterwards fail with FAM_EINVAL. Calls racing with
  * it on other threads finish or fail with FAM_EINVAL (an atomic that fails so
- * may or may not have taken effect); they never crash the program. */
+ * may or may not have taken effect); they never crash the program. Errors:
+ * FAM_EINVAL (not initialized), or the first error of an operation that was
+ * still outstanding (the instance is stopped all the same). */
 int fam_finalize(const char *group);
 /* Ends the job: with a launcher, every PE exits with status; alone, the
- * process exits with status. Returns only on error. */
+ * process exits with status. Returns only on error (the common errors). */
 int fam_abort(int status);
-/* Waits until every PE of the job has called it (returns at once alone). */
+/* Waits until every PE of the job has called it (returns at once alone).
+ * Errors: the common ones (FAM_ERPC or FAM_ETIMEOUT when famd, which holds
+ * the barrier, is lost). */
 int fam_barrier_all(void);
 /* NULL-terminated list of option names in OpenFAM's order, in one malloc'd
- * block the caller releases with free(). */
+ * block the caller releases with free(). NULL on failure: FAM_EINVAL (not
+ * initialized), FAM_EMEMORY (malloc failed). */
 const char **fam_list_options(void);
 /* A malloc'd copy of an option's value, released by the caller with free():
  * int* for PE_ID and PE_COUNT, uint64_t* for LOC_BUF_SIZE, char* otherwise.
- * NULL (FAM_EINVAL) for an unknown name. */
+ * NULL on failure: FAM_EINVAL (NULL or unknown name, not initialized),
+ * FAM_EMEMORY (malloc failed). */
 const void *fam_get_option(const char *name);
 
 /* ---- Regions ------------------------------------------------------------ */
@@ -231,29 +255,47 @@ const void *fam_get_option(const char *name);
 /* Creates a region of size bytes owned by the caller. attr may be NULL
  * (volatile unless configured otherwise, interleaved, region-level
  * permissions). Errors: FAM_EINVAL, FAM_ENAMETOOLONG, FAM_EEXIST,
- * FAM_ENOSPACE. */
+ * FAM_ENOSPACE, FAM_ERESOURCE (the region's storage could not be made). */
 fam_region_t *fam_create_region(const char *name, uint64_t size, mode_t perm, fam_region_attr_t *attr);
+/* Opens the region called name. The caller needs read or write permission
+ * on it. NULL on failure: FAM_EINVAL (NULL or malformed name),
+ * FAM_ENAMETOOLONG, FAM_ENOTFOUND (no such region), FAM_ENOPERM. */
 fam_region_t *fam_lookup_region(const char *name);
 /* Destroys the region and every item in it; releases r. The owner may
  * always, whatever the mode (as in OpenFAM); anyone else needs write
  * permission on the region, not ownership: another user with w in the
- * region's mode may destroy it. FAM_ENOPERM otherwise. */
+ * region's mode may destroy it. Errors: FAM_ENOPERM (not the owner and no
+ * write permission; r stays valid). */
 int fam_destroy_region(fam_region_t *r);
 /* Releases the handle r; the region stays. (Not in OpenFAM, whose region
- * descriptors are freed only by fam_destroy_region or finalize.) */
+ * descriptors are freed only by fam_destroy_region or finalize.) Errors:
+ * the common ones only. */
 int fam_close_region(fam_region_t *r);
 /* Grows (or shrinks down to the end of its last item) the region in place;
  * item offsets do not change. The owner may always; anyone else needs write
- * permission on the region, not ownership (as in OpenFAM); FAM_ENOPERM
- * otherwise. */
+ * permission on the region, not ownership (as in OpenFAM). Errors:
+ * FAM_EINVAL (nbytes 0, or smaller than the end of the last item),
+ * FAM_ENOPERM, FAM_ENOSPACE (beyond the 64 TiB limit), FAM_ERESOURCE (the
+ * region's storage could not be resized). */
 int fam_resize_region(fam_region_t *r, uint64_t nbytes);
-/* Sets the region's mode (bits within 0777). Owner only: FAM_ENOPERM for
- * anyone else. The new mode binds other users at once, their open handles
- * included; it never binds the owner. */
+/* Sets the region's mode (bits within 0777). Owner only. The new mode binds
+ * other users at once, their open handles included; it never binds the
+ * owner. Errors: FAM_EINVAL (bits outside 0777), FAM_ENOPERM (not the
+ * owner). */
 int fam_change_region_permissions(fam_region_t *r, mode_t perm);
+/* Fills *out with the region's size, mode, owner, name, attributes and
+ * memory servers; out->name stays valid until r is released. The caller
+ * needs read or write permission on r. Errors: FAM_EINVAL (out NULL),
+ * FAM_ENOPERM, FAM_EMEMORY. */
 int fam_stat_region(fam_region_t *r, fam_stat_t *out);
+/* Fills *out with the region's global descriptor (region id, offset 0),
+ * which another process may pass to fam_region_from_global. Errors:
+ * FAM_EINVAL (out NULL). */
 int fam_region_global(fam_region_t *r, fam_global_desc_t *out);
-/* A handle for a region named by its global descriptor; checked on first use. */
+/* A handle for a region named by its global descriptor; checked on first use
+ * (a region that does not exist or that the caller may not use fails
+ * there, with FAM_ENOTFOUND or FAM_ENOPERM). NULL on failure: FAM_EINVAL
+ * (g names a data item: its offset is not 0). */
 fam_region_t *fam_region_from_global(fam_global_desc_t g);
 
 /* ---- Data items --------------------------------------------------------- */
@@ -261,21 +303,41 @@ fam_region_t *fam_region_from_global(fam_global_desc_t g);
 /* Allocates nbytes in region r. name NULL makes an unnamed item, reachable
  * only through its global descriptor. The region's owner may always
  * allocate in it (as in OpenFAM, even in a region of mode 0444); anyone else
- * needs write permission on r. */
+ * needs write permission on r. The bytes start zeroed. NULL on failure:
+ * FAM_EINVAL (nbytes 0, malformed name, bits outside 0777 in perm),
+ * FAM_ENAMETOOLONG, FAM_EEXIST (name taken in r), FAM_ENOPERM, FAM_ENOSPACE
+ * (no free block of nbytes in r, or no room on the memory servers),
+ * FAM_ERESOURCE (the region's storage failed). */
 fam_desc_t *fam_allocate(const char *name, uint64_t nbytes, mode_t perm, fam_region_t *r);
+/* Opens the item called item in the region called region. The caller needs
+ * read or write permission on the item. NULL on failure: FAM_EINVAL (NULL or
+ * malformed name), FAM_ENAMETOOLONG, FAM_ENOTFOUND (no such region or
+ * item), FAM_ENOPERM. */
 fam_desc_t *fam_lookup(const char *item, const char *region);
-/* Frees the item's memory and name and releases d. */
+/* Frees the item's memory and name and releases d. The item's owner may
+ * always; anyone else needs write permission on its region, as with
+ * unlink(2). Errors: FAM_ENOPERM (d stays valid). */
 int fam_deallocate(fam_desc_t *d);
-/* Releases d; the item stays. */
+/* Releases d; the item stays. Errors: the common ones only. */
 int fam_close(fam_desc_t *d);
-/* Sets the item's mode (bits within 0777). Owner only: FAM_ENOPERM for
- * anyone else. The new mode binds other users at once, their open handles
- * included; it never binds the owner. */
+/* Sets the item's mode (bits within 0777). Owner only. The new mode binds
+ * other users at once, their open handles included; it never binds the
+ * owner. Errors: FAM_EINVAL (bits outside 0777), FAM_ENOPERM (not the
+ * owner). */
 int fam_change_permissions(fam_desc_t *d, mode_t perm);
+/* Fills *out with the item's size, mode, owner and name (out->name valid
+ * until d is released) and its region's memory servers; the region
+ * attributes are zero, as in OpenFAM. Errors: FAM_EINVAL (out NULL),
+ * FAM_EMEMORY. */
 int fam_stat(fam_desc_t *d, fam_stat_t *out);
+/* Fills *out with the item's global descriptor (region id, offset), which
+ * another process may pass to fam_desc_from_global. Errors: FAM_EINVAL (out
+ * NULL). */
 int fam_desc_global(fam_desc_t *d, fam_global_desc_t *out);
 /* A handle for an item named by its global descriptor (possibly made by
- * another process); resolved and permission-checked on first use. */
+ * another process); resolved and permission-checked on first use, so a
+ * descriptor naming no item, or one the caller may not use, fails there
+ * (FAM_ENOTFOUND, FAM_ENOPERM). NULL on failure: the common errors only. */
 fam_desc_t *fam_desc_from_global(fam_global_desc_t g);
 
 /* ---- Data path ------------------------------------------------------------ */
@@ -298,27 +360,39 @@ int fam_put_nonblocking(void *local, fam_desc_t *d, uint64_t offset, uint64_t nb
 
 /* Gather (item -> local) and scatter (local -> item) of n elements of
  * elem_size bytes. Every element is checked before any byte moves, so a bad
- * one (FAM_ERANGE) changes nothing; other errors and the non-blocking rules
- * as for get and put. Element i lives at byte (first + i*stride) * elem_size
+ * one (FAM_ERANGE) changes nothing; n or elem_size 0 is FAM_EINVAL; other
+ * errors and the non-blocking rules as for get and put. Element i lives at byte (first + i*stride) * elem_size
  * of the item and at byte i*elem_size of local. */
 int fam_gather_blocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
 int fam_scatter_blocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
 int fam_gather_nonblocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
 int fam_scatter_nonblocking_strided(void *local, fam_desc_t *d, uint64_t n, uint64_t first, uint64_t stride, uint64_t elem_size);
-/* Element i lives at byte index[i] * elem_size of the item. */
+/* Element i lives at byte index[i] * elem_size of the item. Errors as for
+ * the strided calls, and FAM_EINVAL for a NULL index with n > 0. */
 int fam_gather_blocking_indexed(void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
 int fam_scatter_blocking_indexed(void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
 int fam_gather_nonblocking_indexed(void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
 int fam_scatter_nonblocking_indexed(void *local, fam_desc_t *d, uint64_t n, const uint64_t *index, uint64_t elem_size);
 
-/* Maps the item into this process and returns its address (NULL with
- * FAM_EUNIMPL where the memory is not on this host). Valid until fam_unmap,
- * fam_close/fam_deallocate of d, or fam_finalize. */
+/* Maps the item into this process and returns its address: writable with
+ * write permission on the item, read-only otherwise (writing then faults,
+ * as with mmap). Valid until fam_unmap, fam_close/fam_deallocate of d, or
+ * fam_finalize. NULL on failure: FAM_ENOPERM (no read permission),
+ * FAM_EUNIMPL (the memory is not on this host: famd over TCP, memory
+ * servers, an interleaved item), FAM_EMEMORY (mmap failed). */
 void *fam_map(fam_desc_t *d);
+/* Removes a mapping fam_map made of d; local is the address it returned.
+ * Errors: FAM_EINVAL (local NULL or not a live mapping of d), FAM_EMEMORY
+ * (munmap failed). */
 int fam_unmap(void *local, fam_desc_t *d);
 
-/* Starts copying nbytes between two items; fam_copy_wait waits for it and
- * releases w. */
+/* Starts copying nbytes from src at src_offset to dst at dst_offset and
+ * returns at once (overlapping ranges of one item copy as memmove does).
+ * The arguments are checked first: NULL on failure with FAM_EINVAL (nbytes
+ * 0), FAM_ERANGE (a range past its item), FAM_ENOPERM (no read on src or no
+ * write on dst). fam_copy_wait waits for the copy, releases w and returns
+ * the copy's own error (a transport failure, or the common errors). Waiting
+ * twice, or with a handle from another call, fails with FAM_EINVAL. */
 fam_wait_t *fam_copy(fam_desc_t *src, uint64_t src_offset, fam_desc_t *dst, uint64_t dst_offset, uint64_t nbytes);
 int fam_copy_wait(fam_wait_t *w);
 
@@ -344,22 +418,43 @@ int fam_copy_wait(fam_wait_t *w);
  *   - fam_list_backup shows only the backups the caller may read.
  * A backup written by a version whose header recorded no access (before
  * this rule) is treated as owned by the backup file's owner (famd's user,
- * or the embedded process's) with mode 0600. */
+ * or the embedded process's) with mode 0600.
+ *
+ * The calls that start an operation return a wait handle at once; the
+ * matching *_wait call waits for it, releases the handle and returns the
+ * operation's result. An error may come from either: the embedded store
+ * checks names, permissions and existence before it returns the handle,
+ * famd may report them at the wait. Every *_wait fails with FAM_EINVAL for
+ * a handle already waited for or made by another kind of call. */
+
+/* Writes a copy of the item src to the archive under backup_name. Errors:
+ * FAM_EINVAL (malformed backup name, or longer than 245 bytes),
+ * FAM_ENOPERM (no read permission on src), FAM_EEXIST (a backup of that
+ * name exists), FAM_EBACKUPNOTCREATED (writing the archive file failed). */
 fam_wait_t *fam_backup(fam_desc_t *src, const char *backup_name, fam_backup_options_t *opts);
 int fam_backup_wait(fam_wait_t *w);
-/* Restores a backup into an existing item at least as large as the backup. */
+/* Restores a backup into an existing item at least as large as the backup.
+ * Errors: FAM_EINVAL (malformed name), FAM_EBACKUPNOTFOUND (no such
+ * backup, or it could not be read), FAM_ENOPERM (no read on the backup or
+ * no write on dst), FAM_ERANGE (dst smaller than the backup). */
 fam_wait_t *fam_restore(const char *backup_name, fam_desc_t *dst);
 /* Allocates a new item (name may be NULL) in r and restores into it; *out
  * receives its handle once fam_restore_wait has succeeded (it is set when
- * fam_restore_region returns, usable after the wait). */
+ * fam_restore_region returns, usable after the wait). Errors: as for
+ * fam_restore (write permission is needed on r), plus fam_allocate's
+ * (FAM_EINVAL for out NULL or bits outside 0777, FAM_ENAMETOOLONG,
+ * FAM_EEXIST, FAM_ENOSPACE). */
 fam_wait_t *fam_restore_region(const char *backup_name, fam_region_t *r, const char *item_name, mode_t perm, fam_desc_t **out);
 int fam_restore_wait(fam_wait_t *w);
+/* Deletes a backup. The caller must own it or have write permission on it.
+ * Errors: FAM_EINVAL (malformed name), FAM_EBACKUPNOTFOUND, FAM_ENOPERM. */
 fam_wait_t *fam_delete_backup(const char *backup_name);
 int fam_delete_backup_wait(fam_wait_t *w);
 /* Describes the backups whose names start with backup_name (every backup for
  * "") and that the caller may read: one line each, "name size mode uid gid
  * time", with the backup's governing mode and owner. malloc'd; the caller
- * frees it. NULL backup_name: FAM_EINVAL, as in OpenFAM. */
+ * frees it. NULL on failure: FAM_EINVAL (NULL backup_name, as in OpenFAM),
+ * FAM_ERESOURCE (the archive directory cannot be read), FAM_EMEMORY. */
 char *fam_list_backup(const char *backup_name);
 
 /* ---- Listing (not in OpenFAM) ---------------------------------------------- */
@@ -392,21 +487,34 @@ char *fam_list_items(fam_region_t *r);
 
 /* Orders this instance's earlier non-blocking operations before later ones,
  * whichever memory servers they go to (it waits until they are applied;
- * their errors stay for fam_quiet). */
+ * their errors stay for fam_quiet). Errors: the common ones only. */
 int fam_fence(void);
 /* Waits until this instance's non-blocking operations are complete and
  * reports the first error among them (including a non-blocking call's
- * permission or transport failure), then forgets them. */
+ * permission or transport failure, e.g. FAM_ENOPERM, FAM_ERPC), then
+ * forgets them. */
 int fam_quiet(void);
-/* Number of this instance's operations not yet complete. */
+/* Number of this instance's operations not yet complete; 0 on failure (the
+ * common errors, readable with fam_errcode). */
 uint64_t fam_progress(void);
 
 /* A context has its own completion queue: fam_ctx_quiet(c) waits for c's
- * operations only. Contexts are safe to share between threads. */
+ * operations only. Contexts are safe to share between threads.
+ * fam_context_open: NULL on failure, the common errors only.
+ * fam_context_close waits for c's operations, releases c and returns the
+ * first error among them, as fam_ctx_quiet does. */
 fam_ctx_t *fam_context_open(void);
 int fam_context_close(fam_ctx_t *c);
 
 /* ---- Atomics on the default context ---------------------------------------- */
+
+/* Each call applies one operation atomically to the word of the value's type
+ * at offset in the item. Non-fetching calls need write permission on the
+ * item; fetch needs read; the fetching forms of modifying operations
+ * (fetch_*, swap, compare_swap) need read and write. Errors, for every
+ * atomic: FAM_EINVAL (offset not a multiple of the value's size; a NULL
+ * value_out or old_out), FAM_ERANGE (the word reaches past the item),
+ * FAM_ENOPERM. A call refused for these reasons changes nothing. */
 
 /* set: store v atomically */
 int fam_set_int32(fam_desc_t *d, uint64_t offset, int32_t value);
@@ -537,6 +645,12 @@ int fam_compare_swap_int128(fam_desc_t *d, uint64_t offset, fam_int128_t expecte
 
 /* ---- The data path on a context ------------------------------------------- */
 
+/* fam_ctx_X(c, ...) is fam_X(...) on context c instead of the instance's
+ * default one: same arguments after c, same behaviour, same errors, plus
+ * FAM_EINVAL for a NULL or closed c. Non-blocking operations issued on c
+ * are completed by fam_ctx_quiet(c), ordered by fam_ctx_fence(c) and
+ * counted by fam_ctx_progress(c) (0 on failure); fam_quiet, fam_fence and
+ * fam_progress do not see them. */
 int fam_ctx_get_blocking(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
 int fam_ctx_put_blocking(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
 int fam_ctx_get_nonblocking(fam_ctx_t *c, void *local, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
@@ -555,6 +669,9 @@ int fam_ctx_quiet(fam_ctx_t *c);
 uint64_t fam_ctx_progress(fam_ctx_t *c);
 
 /* ---- Atomics on a context ---------------------------------------------------- */
+
+/* The atomics above on context c, c first; errors as above, plus FAM_EINVAL
+ * for a NULL or closed c. */
 
 /* set: store v atomically */
 int fam_ctx_set_int32(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, int32_t value);
