@@ -421,7 +421,11 @@ func TestConcurrentFetchAdd(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				defer ctx.Close()
+				defer func() {
+					if err := ctx.Close(); err != nil {
+						t.Errorf("close context: %v", err)
+					}
+				}()
 				for i := 0; i < n; i++ {
 					if _, err := core.AtomicFetch(ctx, it, 0, amo.Add, int64(1)); err != nil {
 						t.Error(err)

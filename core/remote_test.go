@@ -21,11 +21,11 @@ import (
 // embedded store and the Unix socket have no token).
 func TestWrongTokenRefused(t *testing.T) {
 	d := startFamd(t, embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "s3cret"})
-	f := client(t, d.Addr(), writeToken(t, "s3cret"))
-	defer f.Finalize()
+	client(t, d.Addr(), writeToken(t, "s3cret")) // the right one is accepted
 	o := core.DefaultOptions()
 	o.Server, o.TokenFile, o.Timeout = d.Addr(), writeToken(t, "wrong"), 2*time.Second
-	if _, err := core.Initialize(o); err == nil {
+	if f, err := core.Initialize(o); err == nil {
+		must(t, "finalize", f.Finalize())
 		t.Fatal("a wrong token was accepted")
 	}
 }
@@ -38,7 +38,6 @@ func TestRemoteRestart(t *testing.T) {
 	d := startFamd(t, o)
 	tok := writeToken(t, "tok")
 	f := client(t, d.Addr(), tok)
-	defer f.Finalize()
 	r, err := f.CreateRegion("durable", 1<<16, 0o600, core.RegionAttr{Memory: core.Persistent})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +50,7 @@ func TestRemoteRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr, daddr := d.Addr(), d.DataAddr()
-	d.Close()
+	must(t, "closing famd", d.Close())
 	code(t, f.Default().Put([]byte("down"), it, 0), core.CodeRPC)
 	o.TCPAddr, o.DataTCPAddr = addr, daddr
 	startFamd(t, o)
@@ -70,12 +69,11 @@ func TestRemoteRestartWhileBackingOff(t *testing.T) {
 	o := embed.Options{DataDir: dir + "/data", ShmDir: dir + "/shm", NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "tok"}
 	d := startFamd(t, o)
 	f := client(t, d.Addr(), writeToken(t, "tok"))
-	defer f.Finalize()
 	if _, err := f.CreateRegion("durable", 1<<16, 0o600, core.RegionAttr{Memory: core.Persistent}); err != nil {
 		t.Fatal(err)
 	}
 	addr, daddr := d.Addr(), d.DataAddr()
-	d.Close()
+	must(t, "closing famd", d.Close())
 	// The session loop keeps reconnecting; wait until gRPC has given up
 	// for now and backs off.
 	waitFor(t, "the connection to the dead famd to back off", func() bool {
@@ -188,8 +186,6 @@ func TestControlCallsRenewARevokedKey(t *testing.T) {
 	d := startFamd(t, embed.Options{BackupDir: t.TempDir()})
 	server := "unix:" + d.SocketPath()
 	a, b := client(t, server, ""), client(t, server, "")
-	defer a.Finalize()
-	defer b.Finalize()
 	r, err := a.CreateRegion("renew", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,11 @@ func newEnv(t *testing.T, m mode) *testEnv {
 		if err != nil {
 			t.Fatalf("socket directory: %v", err)
 		}
-		t.Cleanup(func() { os.RemoveAll(sock) })
+		t.Cleanup(func() {
+			if err := os.RemoveAll(sock); err != nil {
+				t.Errorf("removing the socket directory: %v", err)
+			}
+		})
 		env.fo = embed.Options{DataDir: filepath.Join(env.dir, "famd", "data"), ShmDir: filepath.Join(env.dir, "famd", "shm"),
 			BackupDir: filepath.Join(env.dir, "famd", "backups"), SocketPath: filepath.Join(sock, "famd.sock"),
 			TCPAddr: "127.0.0.1:0", Token: suiteToken}
@@ -306,18 +310,23 @@ func code(t testing.TB, err error, want core.Code) {
 }
 
 // startFamd starts an in-process famd for a famd-only test, closed when
-// the test ends.
+// the test ends (a test may close it earlier itself).
 func startFamd(t *testing.T, o embed.Options) *embed.Famd {
 	t.Helper()
 	d, err := embed.Start(o)
 	if err != nil {
 		t.Fatalf("embed.Start: %v", err)
 	}
-	t.Cleanup(func() { d.Close() })
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("closing famd: %v", err)
+		}
+	})
 	return d
 }
 
-// client opens a famd client as PE 0 of 1 (tokenFile for a TCP server).
+// client opens a famd client as PE 0 of 1 (tokenFile for a TCP server),
+// finalized when the test ends unless the test finalized it already.
 func client(t *testing.T, server, tokenFile string) *core.Fam {
 	t.Helper()
 	o := core.DefaultOptions()
@@ -327,6 +336,11 @@ func client(t *testing.T, server, tokenFile string) *core.Fam {
 	if err != nil {
 		t.Fatalf("Initialize(%s): %v", server, err)
 	}
+	t.Cleanup(func() {
+		if err := f.Finalize(); err != nil && core.CodeOf(err) != core.CodeInvalid {
+			t.Errorf("finalize at the end of the test: %v", err)
+		}
+	})
 	return f
 }
 
