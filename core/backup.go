@@ -100,6 +100,19 @@ func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 		return nil, err
 	}
 	if f.remote != nil {
+		// A name in use is the call's error, as on the embedded store, not
+		// only the Wait's: famd lists the backups the caller may read. One
+		// it may not read still fails, with famd's CodeExists at the Wait.
+		_, taken, err := f.rBackupVisible(op, name)
+		if err != nil {
+			return nil, err
+		}
+		if taken {
+			return nil, Errorf(CodeExists, op, "backup %q already exists (backup names are shared by all users)", name)
+		}
+		if f.afterBackupCheck != nil {
+			f.afterBackupCheck()
+		}
 		return f.inBackground(func() (*Wait, error) { return f.rBackup(op, it, name) }), nil
 	}
 	src, err := it.contents(op, v)
@@ -271,14 +284,15 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	if f.remote != nil {
 		// A backup that does not exist (or that the caller may not read)
 		// is reported by the call itself, as on the embedded store and as
-		// OpenFAM programs expect: one that famd does not list is restored
-		// at once, so that famd's own answer (not found, no permission) is
-		// the call's error. A listed one is copied in the background.
-		visible, err := f.rBackupVisible(op, name)
+		// OpenFAM programs expect: one that famd does not list, or one
+		// larger than dst, is restored at once, so that famd's own answer
+		// (not found, no permission, out of range) is the call's error. A
+		// listed one that fits is copied in the background.
+		size, visible, err := f.rBackupVisible(op, name)
 		if err != nil {
 			return nil, err
 		}
-		if !visible {
+		if !visible || size > v.size {
 			return f.rRestore(op, name, dst)
 		}
 		if f.afterBackupCheck != nil {

@@ -128,13 +128,10 @@ func TestBackupProgressThroughFamd(t *testing.T) {
 		if n := ctx.Progress(); n != 0 {
 			t.Fatalf("before %s: fam_progress %d, want 0", step.name, n)
 		}
-		if step.name == "fam_restore" {
-			// fam_restore first checks, with famd, that the backup exists
-			// (its absence is the call's error); the copy is held after.
-			f.AfterBackupCheck(func() { p.set(true) })
-		} else {
-			p.set(true)
-		}
+		// Each first checks, with famd, whether the backup exists (a taken
+		// name, an absent backup is the call's error); the copy is held
+		// after.
+		f.AfterBackupCheck(func() { p.set(true) })
 		type started struct {
 			w   *core.Wait
 			err error
@@ -173,7 +170,8 @@ func TestBackupProgressThroughFamd(t *testing.T) {
 		}
 	}
 
-	// Errors from famd still reach the caller, through the Wait.
+	// Errors from famd still reach the caller: a taken name it lists at
+	// the call, any other through the Wait.
 	w, err := f.Backup(it, "snap")
 	if err == nil {
 		err = w.Wait()

@@ -84,6 +84,7 @@ func (f *Fam) AfterItemAt(fn func()) {
 // external tests of reconnection.
 func ControlState(f *Fam) connectivity.State { return f.remote.conn.GetState() }
 
-// AfterBackupCheck makes fn run when a famd-served fam_restore has checked
-// that its backup exists and before it starts the copy.
+// AfterBackupCheck makes fn run when a famd-served fam_backup has checked
+// that its name is free, or fam_restore that its backup exists, and
+// before it starts the copy.
 func (f *Fam) AfterBackupCheck(fn func()) { f.afterBackupCheck = fn }

@@ -66,7 +66,8 @@ type famState struct {
 	closed atomic.Bool
 
 	// afterBackupCheck, set only by tests (export_test.go), runs between
-	// a famd-served restore's check that the backup exists and its copy.
+	// a famd-served backup's or restore's check of the backup name and
+	// its copy.
 	afterBackupCheck func()
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -504,20 +505,23 @@ func (f *Fam) rListBackups(op, prefix string) (string, error) {
 }
 
 // rBackupVisible reports whether famd lists backup name for the caller
-// (a listing shows only what the caller may read).
-func (f *Fam) rBackupVisible(op, name string) (bool, error) {
+// (a listing shows only what the caller may read), and its size then.
+func (f *Fam) rBackupVisible(op, name string) (size uint64, visible bool, err error) {
 	text, err := f.rListBackups(op, name)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	// A line is "name size mode uid gid time"; a name may hold spaces, so
 	// the five fields after it decide.
 	for _, line := range strings.Split(text, "\n") {
-		if rest, ok := strings.CutPrefix(line, name+" "); ok && len(strings.Fields(rest)) == 5 {
-			return true, nil
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			if fields := strings.Fields(rest); len(fields) == 5 {
+				size, _ = strconv.ParseUint(fields[0], 10, 64) // unreadable: 0, famd checks the size anyway
+				return size, true, nil
+			}
 		}
 	}
-	return false, nil
+	return 0, false, nil
 }
 
 // rBarrier waits at famd's barrier for this job. It has no deadline: PEs

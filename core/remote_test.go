@@ -1,181 +1,31 @@
 package core_test
 
 import (
-	"bytes"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/connectivity"
 
 	"github.com/gofam/openfam/core"
-	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/embed"
 	"github.com/gofam/openfam/core/rpc"
 )
 
-func startFamd(t *testing.T, o embed.Options) *embed.Famd {
-	t.Helper()
-	d, err := embed.Start(o)
-	if err != nil {
-		t.Fatalf("embed.Start: %v", err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d
-}
+// Tests of what only a famd-served program has: a cluster token, famd
+// restarting under its clients, famd's revocation events on the session
+// stream, keys renewed. What every mode has is in the shared suite
+// (core_test.go, run on each mode by forEachMode).
 
-func client(t *testing.T, server, tokenFile string) *core.Fam {
-	t.Helper()
-	o := core.DefaultOptions()
-	o.Server, o.TokenFile, o.Timeout = server, tokenFile, 60*time.Second
-	o.PEID, o.PECount = 0, 1
-	f, err := core.Initialize(o)
-	if err != nil {
-		t.Fatalf("Initialize(%s): %v", server, err)
-	}
-	return f
-}
-
-func code(t *testing.T, err error, want core.Code) {
-	t.Helper()
-	if core.CodeOf(err) != want {
-		t.Fatalf("got %v (code %d), want code %d", err, core.CodeOf(err), want)
-	}
-}
-
-// exercise runs the API against a famd-served instance; local says whether
-// items should be mapped into this process (same host, Unix socket).
-func exercise(t *testing.T, f *core.Fam, local bool) {
-	c := f.Default()
-	r, err := f.CreateRegion("remote", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.CreateRegion("remote", 1<<20, 0o600, core.RegionAttr{})
-	code(t, err, core.CodeExists)
-	it, err := r.Allocate("item", 4096, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, _, ok := it.Local(); ok != local {
-		t.Fatalf("Local() ok = %v, want %v", ok, local)
-	}
-	msg := []byte("across the fabric")
-	if err := c.Put(msg, it, 100); err != nil {
-		t.Fatal(err)
-	}
-	it2, err := f.Lookup("item", "remote")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, len(msg))
-	if err := c.Get(got, it2, 100); err != nil || !bytes.Equal(got, msg) {
-		t.Fatalf("get = %q, %v", got, err)
-	}
-	code(t, c.Get(make([]byte, 8), it, 4090), core.CodeOutOfRange)
-	// Gather and atomics execute at the server when not mapped here.
-	idx := []uint64{0, 2, 4}
-	for _, i := range idx {
-		if _, err := c.Atomic(it, i*8, amo.Int64, amo.Set, core.Value{Lo: i + 1}, core.Value{}, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dst := make([]byte, 24)
-	if err := c.GatherIndexed(dst, it, idx, 8, false); err != nil {
-		t.Fatal(err)
-	}
-	if dst[0] != 1 || dst[8] != 3 || dst[16] != 5 {
-		t.Fatalf("gather = %v", dst)
-	}
-	old, err := core.AtomicFetch(c, it, 0, amo.Add, int64(41))
-	if err != nil || old != 1 {
-		t.Fatalf("fetch_add = %d, %v", old, err)
-	}
-	v, _ := core.AtomicFetch(c, it2, 0, amo.Fetch, int64(0))
-	if v != 42 {
-		t.Fatalf("fetch via second handle = %d", v)
-	}
-	if _, err := c.Atomic(it, 16, amo.Int128, amo.CompareSwap, core.Value{Lo: 9, Hi: 9}, core.Value{Lo: 3}, true); err != nil {
-		t.Fatal(err)
-	}
-	// Global descriptors resolve through famd.
-	g, _ := it.Global()
-	it3, _ := f.ItemFromGlobal(g)
-	if err := c.Get(got, it3, 100); err != nil || !bytes.Equal(got, msg) {
-		t.Fatalf("get via global = %q, %v", got, err)
-	}
-	// Server-side copy.
-	dst2, _ := r.Allocate("", 4096, 0o600)
-	w, err := c.Copy(it, 0, dst2, 0, 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	c.Get(got, dst2, 100)
-	if !bytes.Equal(got, msg) {
-		t.Fatalf("copy = %q", got)
-	}
-	// Permission changes reach open handles.
-	if err := it.ChangePermissions(0o400); err != nil {
-		t.Fatal(err)
-	}
-	st, err := r.Stat()
-	if err != nil || st.Name != "remote" || st.Size != 1<<20 {
-		t.Fatalf("region stat %+v, %v", st, err)
-	}
-	ist, err := it2.Stat()
-	if err != nil || ist.Mode != 0o400 || ist.Name != "item" {
-		t.Fatalf("item stat %+v, %v", ist, err)
-	}
-	// Backups live at the server.
-	bw, err := f.Backup(it, "bk1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if list, _ := f.ListBackups("bk"); len(list) == 0 {
-		t.Fatal("backup not listed")
-	}
-	if err := it.Deallocate(); err != nil {
-		t.Fatal(err)
-	}
-	code(t, c.Get(got, it2, 0), core.CodeInvalid)
-	if err := r.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.LookupRegion("remote")
-	code(t, err, core.CodeNotFound)
-}
-
-func TestRemoteUnixSocket(t *testing.T) {
-	d := startFamd(t, embed.Options{})
-	f := client(t, "unix:"+d.SocketPath(), "")
-	defer f.Finalize()
-	exercise(t, f, true)
-}
-
-func writeToken(t *testing.T, tok string) string {
-	p := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func TestRemoteTCP(t *testing.T) {
+// A TCP client with the wrong cluster token is refused (famd-only: the
+// embedded store and the Unix socket have no token).
+func TestWrongTokenRefused(t *testing.T) {
 	d := startFamd(t, embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "s3cret"})
-	f := client(t, d.Addr(), writeToken(t, "s3cret"))
-	defer f.Finalize()
-	exercise(t, f, false)
-
+	client(t, d.Addr(), writeToken(t, "s3cret")) // the right one is accepted
 	o := core.DefaultOptions()
 	o.Server, o.TokenFile, o.Timeout = d.Addr(), writeToken(t, "wrong"), 2*time.Second
-	if _, err := core.Initialize(o); err == nil {
+	if f, err := core.Initialize(o); err == nil {
+		must(t, "finalize", f.Finalize())
 		t.Fatal("a wrong token was accepted")
 	}
 }
@@ -188,17 +38,19 @@ func TestRemoteRestart(t *testing.T) {
 	d := startFamd(t, o)
 	tok := writeToken(t, "tok")
 	f := client(t, d.Addr(), tok)
-	defer f.Finalize()
 	r, err := f.CreateRegion("durable", 1<<16, 0o600, core.RegionAttr{Memory: core.Persistent})
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, _ := r.Allocate("x", 64, 0o600)
+	it, err := r.Allocate("x", 64, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := f.Default().Put([]byte("before"), it, 0); err != nil {
 		t.Fatal(err)
 	}
 	addr, daddr := d.Addr(), d.DataAddr()
-	d.Close()
+	must(t, "closing famd", d.Close())
 	code(t, f.Default().Put([]byte("down"), it, 0), core.CodeRPC)
 	o.TCPAddr, o.DataTCPAddr = addr, daddr
 	startFamd(t, o)
@@ -217,12 +69,11 @@ func TestRemoteRestartWhileBackingOff(t *testing.T) {
 	o := embed.Options{DataDir: dir + "/data", ShmDir: dir + "/shm", NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "tok"}
 	d := startFamd(t, o)
 	f := client(t, d.Addr(), writeToken(t, "tok"))
-	defer f.Finalize()
 	if _, err := f.CreateRegion("durable", 1<<16, 0o600, core.RegionAttr{Memory: core.Persistent}); err != nil {
 		t.Fatal(err)
 	}
 	addr, daddr := d.Addr(), d.DataAddr()
-	d.Close()
+	must(t, "closing famd", d.Close())
 	// The session loop keeps reconnecting; wait until gRPC has given up
 	// for now and backs off.
 	waitFor(t, "the connection to the dead famd to back off", func() bool {
@@ -234,44 +85,6 @@ func TestRemoteRestartWhileBackingOff(t *testing.T) {
 		t.Fatalf("lookup right after famd came back: %v", err)
 	}
 }
-
-func TestRemoteNonBlockingPipelined(t *testing.T) {
-	d := startFamd(t, embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "nb"})
-	f := client(t, d.Addr(), writeToken(t, "nb"))
-	defer f.Finalize()
-	r, _ := f.CreateRegion("nb", 1<<20, 0o600, core.RegionAttr{})
-	it, _ := r.Allocate("x", 64*4096, 0o600)
-	ctx, _ := f.OpenContext()
-	bufs := make([][]byte, 64)
-	for i := range bufs {
-		bufs[i] = bytes.Repeat([]byte{byte(i + 1)}, 4096)
-		if err := ctx.PutNB(bufs[i], it, uint64(i)*4096); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ctx.Quiet(); err != nil {
-		t.Fatal(err)
-	}
-	if ctx.Progress() != 0 {
-		t.Fatal("progress after quiet")
-	}
-	got := make([]byte, 64*4096)
-	if err := ctx.GetNB(got, it, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := ctx.Quiet(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range bufs {
-		if !bytes.Equal(got[i*4096:(i+1)*4096], bufs[i]) {
-			t.Fatalf("block %d wrong", i)
-		}
-	}
-	// An out-of-range non-blocking put is refused at once, before the wire.
-	code(t, ctx.PutNB(bufs[0], it, 64*4096), core.CodeOutOfRange)
-}
-
-func writeFile(path, s string) error { return os.WriteFile(path, []byte(s+"\n"), 0o600) }
 
 // Another program's permission change reaches an item this program has
 // mapped (same host: famd passed the heap file) without any call failing
@@ -365,69 +178,6 @@ func TestRevocationReachesMappedItems(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 60s for %s", what)
-		}
-	}
-}
-
-// A program that changes an item's permissions and then deallocates it
-// through famd must succeed every time: famd's revocation of the old key
-// reaches this program's session stream while it already uses the key its
-// own chmod renewed, and renewing once more would withdraw that key under
-// the deallocation ("unknown or revoked data item key", 100 of 100 tries of
-// an OpenFAM test program before).
-func TestChmodThenDeallocateThroughFamd(t *testing.T) {
-	d := startFamd(t, embed.Options{})
-	f := client(t, "unix:"+d.SocketPath(), "")
-	defer f.Finalize()
-	r, err := f.CreateRegion("chmod-dealloc", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 200; i++ {
-		it, err := r.Allocate("x", 4096, 0o600)
-		if err != nil {
-			t.Fatalf("round %d: %v", i, err)
-		}
-		if err := f.Default().Put([]byte("v"), it, 0); err != nil {
-			t.Fatalf("round %d: put: %v", i, err)
-		}
-		if err := it.ChangePermissions(0o640); err != nil {
-			t.Fatalf("round %d: chmod: %v", i, err)
-		}
-		if err := it.Deallocate(); err != nil {
-			t.Fatalf("round %d: deallocate after chmod: %v", i, err)
-		}
-	}
-}
-
-// OPENFAM_MODEL names the model in use: memory_server for a program
-// served by famd (OpenFAM programs run their memory-server-only paths
-// on it), shared_memory for the embedded default.
-func TestModelOptionFollowsTheServer(t *testing.T) {
-	d := startFamd(t, embed.Options{})
-	f := client(t, "unix:"+d.SocketPath(), "")
-	defer f.Finalize()
-	if v, err := f.Option("OPENFAM_MODEL"); err != nil || v != "memory_server" {
-		t.Fatalf("served by famd: OPENFAM_MODEL = %v (%v), want memory_server", v, err)
-	}
-	o := core.DefaultOptions()
-	dir := t.TempDir()
-	o.DataDir, o.ShmDir, o.BackupDir, o.PEID, o.PECount = dir+"/d", dir+"/s", dir+"/b", 0, 1
-	e, err := core.Initialize(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Finalize()
-	if v, err := e.Option("OPENFAM_MODEL"); err != nil || v != "shared_memory" {
-		t.Fatalf("embedded: OPENFAM_MODEL = %v (%v), want shared_memory", v, err)
-	}
-}
-
 // Control calls renew a key famd revoked meanwhile, as data calls do:
 // another program's chmod revokes this program's key, and a deallocate,
 // stat, chmod or backup made before the revocation event is handled here
@@ -436,8 +186,6 @@ func TestControlCallsRenewARevokedKey(t *testing.T) {
 	d := startFamd(t, embed.Options{BackupDir: t.TempDir()})
 	server := "unix:" + d.SocketPath()
 	a, b := client(t, server, ""), client(t, server, "")
-	defer a.Finalize()
-	defer b.Finalize()
 	r, err := a.CreateRegion("renew", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
 	if err != nil {
 		t.Fatal(err)
@@ -473,38 +221,5 @@ func TestControlCallsRenewARevokedKey(t *testing.T) {
 		if err := ops[name](it); err != nil {
 			t.Fatalf("%s with a key revoked by another program's chmod: %v", name, err)
 		}
-	}
-}
-
-// Through famd too, an address fam_map returned keeps showing the item
-// after the program's own permission change moved its bytes to another
-// heap file.
-func TestRemoteMapFollowsPermissionChange(t *testing.T) {
-	d := startFamd(t, embed.Options{})
-	f := client(t, "unix:"+d.SocketPath(), "")
-	defer f.Finalize()
-	r, err := f.CreateRegion("rmapped", 1<<20, 0o700, core.RegionAttr{PermLevel: core.PermDataItem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	it, err := r.Allocate("m", 100, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := it.Map()
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(m, "through the map")
-	if err := it.ChangePermissions(0o640); err != nil {
-		t.Fatal(err)
-	}
-	if string(m[:15]) != "through the map" {
-		t.Fatalf("the mapping shows %q after chmod", m[:15])
-	}
-	copy(m[20:], "after")
-	got := make([]byte, 5)
-	if err := f.Default().Get(got, it, 20); err != nil || string(got) != "after" {
-		t.Fatalf("a write through the map after chmod reads back %q %v", got, err)
 	}
 }
