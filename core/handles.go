@@ -1,6 +1,9 @@
 package core
 
-import "github.com/gofam/openfam/core/transport"
+import (
+	"github.com/gofam/openfam/core/metadata"
+	"github.com/gofam/openfam/core/transport"
+)
 
 // Bookkeeping of open handles, shared by the embedded and famd-served
 // paths. The *Locked helpers need f.mu; release must be called without it.
@@ -33,6 +36,19 @@ func (f *Fam) bindLocked(it *Item) {
 	if v := it.view.Load(); v != nil {
 		f.indexKeyLocked(it, v.key)
 	}
+}
+
+// bindItemLocked makes an open handle on item rec with view v and
+// registers it, unless the instance was finalized. Backends call it in the
+// critical section that makes the item reachable (see backend).
+func (f *Fam) bindItemLocked(op string, rec metadata.Item, v *itemView) (*Item, error) {
+	if f.closed.Load() {
+		return nil, f.check(op)
+	}
+	it := &Item{f: f, g: GlobalDesc{RegionID: rec.RegionID, Offset: rec.Offset}, inc: rec.Gen}
+	it.view.Store(v)
+	f.bindLocked(it)
+	return it, nil
 }
 
 // indexKeyLocked records that famd key k belongs to handle it.
@@ -141,7 +157,9 @@ func release(its []*Item) {
 		// retired (zero pages, the range kept reserved) rather than
 		// unmapped.
 		it.retireMaps()
-		it.dropView()
+		if v := it.view.Load(); v != nil {
+			it.f.b.dropView(v)
+		}
 		it.fire()
 	}
 }
