@@ -39,11 +39,19 @@ func (f *Fam) bindLocked(it *Item) {
 }
 
 // bindItemLocked makes an open handle on item rec with view v and
-// registers it, unless the instance was finalized. Backends call it in the
+// registers it, unless the instance was finalized or the item's region
+// destroyed through it meanwhile. Backends call it in the
 // critical section that makes the item reachable (see backend).
 func (f *Fam) bindItemLocked(op string, rec metadata.Item, v *itemView) (*Item, error) {
 	if f.closed.Load() {
 		return nil, f.check(op)
+	}
+	if _, gone := f.destroyed[rec.RegionID]; gone {
+		// Destroyed by another thread after the backend made the item
+		// and before this handle could be registered (famd's calls hold
+		// no lock): Region.Destroy has released the region's handles
+		// already and would never see this one.
+		return nil, Errorf(CodeNotFound, op, "region %d was destroyed during the call", rec.RegionID)
 	}
 	it := &Item{f: f, g: GlobalDesc{RegionID: rec.RegionID, Offset: rec.Offset}, inc: rec.Gen}
 	it.view.Store(v)

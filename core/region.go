@@ -213,6 +213,9 @@ func (r *Region) Destroy() error {
 		h.state.Store(stateClosed)
 	}
 	delete(f.rhandles, r.id)
+	if f.destroyed != nil {
+		f.destroyed[r.id] = struct{}{}
+	}
 	f.mu.Unlock()
 	release(notify)
 	if done != nil {

@@ -134,8 +134,12 @@ func (r *remote) newItem(f *Fam, op string, rep *pb.ItemReply, err error) (*Item
 		return nil, err
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bindItemLocked(op, rec, v)
+	it, err := f.bindItemLocked(op, rec, v)
+	f.mu.Unlock()
+	if err != nil {
+		r.discard(v)
+	}
+	return it, err
 }
 
 func (r *remote) allocate(f *Fam, op string, reg *Region, name string, n uint64, mode uint32) (*Item, error) {
