@@ -319,32 +319,6 @@ func (it *Item) ChangePermissions(mode uint32) error {
 	return nil
 }
 
-// remapMaps points the handle's fam_map mappings at the heap file of view
-// v, in place and with v's rights: a permission change moves the item's
-// bytes to another file (see storage.go), and an address the program got
-// from fam_map must keep showing the item. Caller holds f.mu.
-func (it *Item) remapMaps(v *itemView) {
-	if v.heap == nil {
-		return
-	}
-	v.rs.mu.Lock()
-	defer v.rs.mu.Unlock()
-	if v.heap.file == nil {
-		return
-	}
-	prot := unix.PROT_READ
-	if v.rights&RightWrite != 0 {
-		prot |= unix.PROT_WRITE
-	}
-	lo := it.g.Offset &^ (4096 - 1)
-	it.wmu.Lock()
-	defer it.wmu.Unlock()
-	for _, m := range it.maps {
-		_, _ = unix.MmapPtr(int(v.heap.file.Fd()), int64(lo), unsafe.Pointer(&m[0]), uintptr(len(m)),
-			prot, unix.MAP_SHARED|unix.MAP_FIXED)
-	}
-}
-
 // Watch registers fn to be called, with no library lock held, whenever what
 // Local reports may have changed: rights, the region's mapping, or the
 // handle's validity. One watcher per handle; the last one set wins.

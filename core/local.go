@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -616,11 +617,37 @@ func (l *local) refresh(it *Item, op string, _ *transport.Key) error {
 		err = Errorf(CodeResource, op, "%v", verr)
 	} else {
 		it.view.Store(v)
-		it.remapMaps(v)
+		l.remapMaps(it, v)
 	}
 	f.mu.Unlock()
 	it.fire()
 	return err
+}
+
+// remapMaps points the handle's fam_map mappings at the heap file of view
+// v, in place and with v's rights: a permission change moves the item's
+// bytes to another file (see storage.go), and an address the program got
+// from fam_map must keep showing the item. Caller holds f.mu.
+func (l *local) remapMaps(it *Item, v *itemView) {
+	if v.heap == nil {
+		return
+	}
+	v.rs.mu.Lock()
+	defer v.rs.mu.Unlock()
+	if v.heap.file == nil {
+		return
+	}
+	prot := unix.PROT_READ
+	if v.rights&RightWrite != 0 {
+		prot |= unix.PROT_WRITE
+	}
+	lo := it.g.Offset &^ (4096 - 1)
+	it.wmu.Lock()
+	defer it.wmu.Unlock()
+	for _, m := range it.maps {
+		_, _ = unix.MmapPtr(int(v.heap.file.Fd()), int64(lo), unsafe.Pointer(&m[0]), uintptr(len(m)),
+			prot, unix.MAP_SHARED|unix.MAP_FIXED)
+	}
 }
 
 // closeView and dropView: embedded views hold nothing of their own (the
