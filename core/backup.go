@@ -246,6 +246,7 @@ func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (
 	if err := checkMode(op, mode); err != nil {
 		return nil, nil, err
 	}
+	defer f.creation()()
 	return f.b.restoreNew(f, op, name, r, itemName, mode)
 }
 

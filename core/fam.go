@@ -49,10 +49,13 @@ type famState struct {
 	// the handle bookkeeping (bindLocked), empty in embedded mode, whose
 	// views have no key.
 	keys map[transport.Key]*Item
-	// destroyed holds the ids of the regions destroyed through this
-	// instance (ids are never reused), so that a handle on an item made
-	// in one while it was being destroyed is refused (bindItemLocked).
-	destroyed map[uint64]struct{}
+	// creating counts the calls under way that make item handles
+	// (allocate, lookup, restore into a new item); doomed holds the ids
+	// of the regions destroyed while any was, so that a handle on an item
+	// made in one meanwhile is refused (bindItemLocked). It is emptied
+	// whenever no such call is under way.
+	creating int
+	doomed   map[uint64]struct{}
 
 	def    *Context
 	closed atomic.Bool
@@ -133,12 +136,12 @@ func Initialize(opts Options) (*Fam, error) {
 // sets its backend and its default context.
 func newFamState(opts Options) *famState {
 	fs := &famState{
-		opts:      opts,
-		items:     map[itemKey]map[*Item]struct{}{},
-		rhandles:  map[uint64]map[*Region]struct{}{},
-		lazy:      map[*Item]struct{}{},
-		contexts:  map[*Context]struct{}{},
-		destroyed: map[uint64]struct{}{},
+		opts:     opts,
+		items:    map[itemKey]map[*Item]struct{}{},
+		rhandles: map[uint64]map[*Region]struct{}{},
+		lazy:     map[*Item]struct{}{},
+		contexts: map[*Context]struct{}{},
+		doomed:   map[uint64]struct{}{},
 	}
 	return fs
 }

@@ -38,15 +38,39 @@ func (f *Fam) bindLocked(it *Item) {
 	}
 }
 
+// creation marks a call that makes item handles as under way, until the
+// function it returns is called (see famState.doomed).
+func (f *Fam) creation() (done func()) {
+	f.mu.Lock()
+	f.creating++
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		if f.creating--; f.creating == 0 {
+			clear(f.doomed)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// doomLocked records that region id was destroyed, for the calls making
+// item handles that are under way.
+func (f *Fam) doomLocked(id uint64) {
+	if f.creating > 0 {
+		f.doomed[id] = struct{}{}
+	}
+}
+
 // bindItemLocked makes an open handle on item rec with view v and
 // registers it, unless the instance was finalized or the item's region
-// destroyed through it meanwhile. Backends call it in the
+// was destroyed through this instance while the call was under way. The
+// caller marked the call with creation. Backends call it in the
 // critical section that makes the item reachable (see backend).
 func (f *Fam) bindItemLocked(op string, rec metadata.Item, v *itemView) (*Item, error) {
 	if f.closed.Load() {
 		return nil, f.check(op)
 	}
-	if _, gone := f.destroyed[rec.RegionID]; gone {
+	if _, gone := f.doomed[rec.RegionID]; gone {
 		// Destroyed by another thread after the backend made the item
 		// and before this handle could be registered (famd's calls hold
 		// no lock): Region.Destroy has released the region's handles

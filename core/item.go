@@ -93,6 +93,7 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	// The backend checks the region and the caller's rights: famd does
 	// it itself, and asking for the region's record first would cost a
 	// round trip more.
+	defer r.f.creation()()
 	it, err := r.f.b.allocate(r.f, op, r, name, n, mode&0o777)
 	if err == nil {
 		r.state.CompareAndSwap(stateLazy, stateOpen)
@@ -114,6 +115,7 @@ func (f *Fam) Lookup(item, region string) (*Item, error) {
 	if err := checkName(op, "region", region); err != nil {
 		return nil, err
 	}
+	defer f.creation()()
 	return f.b.lookup(f, op, item, region)
 }
 

@@ -142,6 +142,9 @@ func (r *Region) record(op string) (metadata.Region, error) {
 	}
 	rec, err := r.f.b.regionRecord(r.f, op, r.id, r.state.Load() == stateLazy)
 	if err == nil {
+		// The backends act on rec.ID: the handle's, whatever a server
+		// echoed.
+		rec.ID = r.id
 		r.state.CompareAndSwap(stateLazy, stateOpen)
 	}
 	return rec, err
@@ -213,9 +216,7 @@ func (r *Region) Destroy() error {
 		h.state.Store(stateClosed)
 	}
 	delete(f.rhandles, r.id)
-	if f.destroyed != nil {
-		f.destroyed[r.id] = struct{}{}
-	}
+	f.doomLocked(r.id)
 	f.mu.Unlock()
 	release(notify)
 	if done != nil {
