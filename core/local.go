@@ -104,8 +104,11 @@ func (l *local) close(f *Fam, _ []*itemView) error {
 		rs.retire()
 	}
 	l.regions, l.graveyard = nil, nil
+	// Closed under f.mu: a call that passed its check before Finalize
+	// and opens a region now finds the store closed, not a nil map.
+	err := l.store.Close()
 	f.mu.Unlock()
-	if err := l.store.Close(); err != nil {
+	if err != nil {
 		return Errorf(CodeMetadata, "fam_finalize", "closing the metadata store: %v", err)
 	}
 	return nil
