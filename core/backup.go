@@ -10,11 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/gofam/openfam/core/metadata"
 )
@@ -99,49 +96,7 @@ func (f *Fam) Backup(it *Item, name string) (*Wait, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.remote != nil {
-		// A name in use is the call's error, as on the embedded store, not
-		// only the Wait's: famd lists the backups the caller may read. One
-		// it may not read still fails, with famd's CodeExists at the Wait.
-		_, taken, err := f.rBackupVisible(op, name)
-		if err != nil {
-			return nil, err
-		}
-		if taken {
-			return nil, Errorf(CodeExists, op, "backup %q already exists (backup names are shared by all users)", name)
-		}
-		if f.afterBackupCheck != nil {
-			f.afterBackupCheck()
-		}
-		return f.inBackground(func() (*Wait, error) { return f.rBackup(op, it, name) }), nil
-	}
-	src, err := it.contents(op, v)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := it.record(op)
-	if err != nil {
-		return nil, err
-	}
-	reg, err := f.store.RegionByID(rec.RegionID)
-	if err != nil {
-		return nil, Errorf(CodeNotFound, op, "region %d of the data item no longer exists", rec.RegionID)
-	}
-	mode, uid, gid := effective(reg, rec)
-	if _, err := os.Lstat(path); err == nil {
-		return nil, Errorf(CodeExists, op, "backup %q already exists (backup names are shared by all users)", name)
-	}
-	h := backupHeader{Version: backupVersion, Name: name, Size: rec.Size, Mode: mode, UID: uid, GID: gid,
-		Item: rec.Name, Created: time.Now().UnixNano()}
-	return f.def.start(func() error {
-		if err := writeBackup(path, h, src); err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return Errorf(CodeExists, op, "backup %q already exists (it appeared meanwhile)", name)
-			}
-			return Errorf(CodeBackupNotCreated, op, "backup %q: %v", name, err)
-		}
-		return nil
-	}), nil
+	return f.b.backup(f, op, it, v, name, path)
 }
 
 func writeBackup(path string, h backupHeader, data io.Reader) error {
@@ -259,14 +214,8 @@ func (f *Fam) readableBackup(op, name string) (*os.File, backupHeader, error) {
 // default context, so that fam_backup and fam_restore return at once, as
 // they do on the embedded store, and fam_progress counts the copy while it
 // runs. Its error, the RPC's included, is the Wait's.
-func (f *Fam) inBackground(call func() (*Wait, error)) *Wait {
-	return f.def.start(func() error {
-		w, err := call()
-		if err != nil {
-			return err
-		}
-		return w.Wait()
-	})
+func (f *Fam) inBackground(call func() error) *Wait {
+	return f.def.start(call)
 }
 
 // Restore starts copying backup name into dst, which must be at least as
@@ -281,43 +230,7 @@ func (f *Fam) Restore(name string, dst *Item) (*Wait, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.remote != nil {
-		// A backup that does not exist (or that the caller may not read)
-		// is reported by the call itself, as on the embedded store and as
-		// OpenFAM programs expect: one that famd does not list, or one
-		// larger than dst, is restored at once, so that famd's own answer
-		// (not found, no permission, out of range) is the call's error. A
-		// listed one that fits is copied in the background.
-		size, visible, err := f.rBackupVisible(op, name)
-		if err != nil {
-			return nil, err
-		}
-		if !visible || size > v.size {
-			return f.rRestore(op, name, dst)
-		}
-		if f.afterBackupCheck != nil {
-			f.afterBackupCheck()
-		}
-		return f.inBackground(func() (*Wait, error) { return f.rRestore(op, name, dst) }), nil
-	}
-	if v.mem == nil && !v.placed() {
-		return nil, dst.notHere("restore")
-	}
-	fl, h, err := f.readableBackup(op, name)
-	if err != nil {
-		return nil, err
-	}
-	if h.Size > v.size {
-		fl.Close()
-		return nil, Errorf(CodeOutOfRange, op, "backup %q holds %d bytes; the data item has only %d", name, h.Size, v.size)
-	}
-	return f.def.start(func() error {
-		defer fl.Close()
-		if err := dst.fill(v, fl, h.Size); err != nil {
-			return Errorf(CodeBackupNotFound, op, "reading backup %q: %v", name, err)
-		}
-		return nil
-	}), nil
+	return f.b.restore(f, op, name, dst, v)
 }
 
 // RestoreNew allocates a new item of the backup's size in r (named itemName,
@@ -333,40 +246,8 @@ func (f *Fam) RestoreNew(name string, r *Region, itemName string, mode uint32) (
 	if err := checkMode(op, mode); err != nil {
 		return nil, nil, err
 	}
-	if f.remote != nil {
-		if _, err := f.backupPath(op, name); err != nil {
-			return nil, nil, err
-		}
-		if _, err := r.record(op); err != nil {
-			return nil, nil, err
-		}
-		return f.rRestoreNew(op, name, r, itemName, mode)
-	}
-	fl, h, err := f.readableBackup(op, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	it, err := r.Allocate(itemName, h.Size, mode)
-	if err != nil {
-		fl.Close()
-		return nil, nil, err
-	}
-	// The restore writes the bytes whatever the new item's mode: its
-	// creator put them there, as fam_allocate's zeroes are.
-	v := it.view.Load()
-	if v.mem == nil && !v.placed() {
-		fl.Close()
-		_ = it.Deallocate()
-		return nil, nil, it.notHere("restore")
-	}
-	w := f.def.start(func() error {
-		defer fl.Close()
-		if err := it.fill(v, fl, h.Size); err != nil {
-			return Errorf(CodeBackupNotFound, op, "reading backup %q: %v", name, err)
-		}
-		return nil
-	})
-	return w, it, nil
+	defer f.creation()()
+	return f.b.restoreNew(f, op, name, r, itemName, mode)
 }
 
 // DeleteBackup starts deleting backup name; the Wait reports the result.
@@ -380,25 +261,7 @@ func (f *Fam) DeleteBackup(name string) (*Wait, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.remote != nil {
-		return f.rDeleteBackup(op, name)
-	}
-	backupMu.Lock()
-	defer backupMu.Unlock()
-	fl, h, err := f.openBackup(op, name)
-	if err != nil {
-		return nil, err
-	}
-	defer fl.Close()
-	if h.UID != f.uid && f.backupRights(h)&RightWrite == 0 {
-		return nil, Errorf(CodeNoPerm, op, "only the owner (uid %d) or a writer of backup %q may delete it (mode %#o)", h.UID, name, h.Mode)
-	}
-	// The file checked is the file removed: names are only ever removed
-	// under backupMu, and link never replaces one.
-	if err := os.Remove(path); err != nil {
-		return nil, Errorf(CodeBackupNotFound, op, "deleting backup %q: %v", name, err)
-	}
-	return f.def.start(func() error { return nil }), nil
+	return f.b.deleteBackup(f, op, name, path)
 }
 
 // ListBackups describes the backups whose names start with prefix (all for
@@ -409,35 +272,7 @@ func (f *Fam) ListBackups(prefix string) (string, error) {
 	if err := f.check(op); err != nil {
 		return "", err
 	}
-	if f.remote != nil {
-		return f.rListBackups(op, prefix)
-	}
-	ents, err := os.ReadDir(f.opts.BackupDir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", Errorf(CodeResource, op, "%v", err)
-	}
-	var lines []string
-	for _, e := range ents {
-		n, ok := strings.CutSuffix(e.Name(), backupSuffix)
-		if !ok || !strings.HasPrefix(n, prefix) || !e.Type().IsRegular() {
-			continue
-		}
-		fl, h, err := readBackupHeader(filepath.Join(f.opts.BackupDir, e.Name()))
-		if err != nil {
-			continue
-		}
-		fl.Close()
-		if f.backupRights(h)&RightRead == 0 {
-			continue
-		}
-		lines = append(lines, fmt.Sprintf("%s %d %#o %d %d %s", n, h.Size, h.Mode, h.UID, h.GID,
-			time.Unix(0, h.Created).UTC().Format(time.RFC3339)))
-	}
-	sort.Strings(lines)
-	if len(lines) == 0 {
-		return "", nil
-	}
-	return strings.Join(lines, "\n") + "\n", nil
+	return f.b.listBackups(f, op, prefix)
 }
 
 // placed reports whether the view's item lives on memory servers (this

@@ -390,19 +390,11 @@ func (c *Context) Copy(src *Item, srcOff uint64, dst *Item, dstOff, n uint64) (*
 		// servers travel through this client.
 		return c.start(func() error { return c.relayCopy(op, src, srcOff, dst, dstOff, n) }), nil
 	}
-	if c.f.remote != nil {
-		return c.start(func() error { return c.f.remoteCopy(op, src, srcOff, dst, dstOff, n) }), nil
+	work, err := c.f.b.copier(op, src, sv, srcOff, dst, dv, dstOff, n)
+	if err != nil {
+		return nil, err
 	}
-	if sv.mem == nil {
-		return nil, src.notHere(op)
-	}
-	if dv.mem == nil {
-		return nil, dst.notHere(op)
-	}
-	return c.start(func() error {
-		copy(dv.mem[dstOff:dstOff+n], sv.mem[srcOff:srcOff+n])
-		return nil
-	}), nil
+	return c.start(work), nil
 }
 
 // Fence orders the context's earlier operations before its later ones.
@@ -444,7 +436,7 @@ func (c *Context) Quiet() error {
 	c.cmu.Unlock()
 	for _, pc := range calls {
 		if err := pc.call.Wait(); err != nil && first == nil {
-			first = c.f.remote.dataErr(pc.op, err)
+			first = dataErr(pc.op, err)
 		}
 	}
 	return first
@@ -512,10 +504,10 @@ func (c *Context) Atomic(it *Item, off uint64, k Kind, op Op, v, cmp Value, fetc
 	if off%size != 0 {
 		return Value{}, Errorf(CodeInvalid, name, "offset %d is not a multiple of the operand size %d", off, size)
 	}
-	if iv.mem == nil || (it.f.remote != nil && k == amo.Int128 && iv.rights&RightWrite == 0) {
-		// cmpxchg16b writes even to read, so a read-only mapping of a
-		// famd-served item cannot serve a 128-bit fetch: the server does it.
-		// (An embedded instance maps every region read-write.)
+	if iv.mem == nil || (k == amo.Int128 && iv.mapping != nil && iv.rights&RightWrite == 0) {
+		// cmpxchg16b writes even to read, so a read-only mapping (one
+		// famd passed: an embedded instance maps every region read-write)
+		// cannot serve a 128-bit fetch: the server does it.
 		if _, err := it.plane(name, iv); err != nil {
 			return Value{}, err
 		}

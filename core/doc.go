@@ -21,6 +21,11 @@
 // as the C fast path does). Space inside a heap is managed by package
 // allocator and rebuilt from the metadata when a region is reopened.
 //
+// With Options.Server set, famd serves the same calls instead: the
+// instance keeps only handles and keys, and maps items famd passes. Both
+// modes implement one unexported interface (backend.go), behind which the
+// public methods check arguments and keep handles once.
+//
 // # Handles
 //
 // Region and Item values are handles: several may name one region or item,

@@ -46,7 +46,7 @@ func (f *Fam) HoldRevocations() *Revocations {
 			close(ch)
 		}
 	}
-	f.remote.revoked.Store(&hold)
+	remoteOf(f).revoked.Store(&hold)
 	return q
 }
 
@@ -77,14 +77,21 @@ func (h hookedClient) ItemAt(ctx context.Context, in *pb.ItemAtRequest, opts ...
 // handle from its global descriptor, or renewing a key) has its answer and
 // before the caller uses it. Set it before f is used concurrently.
 func (f *Fam) AfterItemAt(fn func()) {
-	f.remote.cl = hookedClient{FamClient: f.remote.cl, after: fn}
+	r := remoteOf(f)
+	r.cl = hookedClient{FamClient: r.cl, after: fn}
 }
 
 // ControlState reports the state of f's gRPC connection to famd, for the
 // external tests of reconnection.
-func ControlState(f *Fam) connectivity.State { return f.remote.conn.GetState() }
+func ControlState(f *Fam) connectivity.State { return remoteOf(f).conn.GetState() }
 
 // AfterBackupCheck makes fn run when a famd-served fam_backup has checked
 // that its name is free, or fam_restore that its backup exists, and
 // before it starts the copy.
-func (f *Fam) AfterBackupCheck(fn func()) { f.afterBackupCheck = fn }
+func (f *Fam) AfterBackupCheck(fn func()) { remoteOf(f).afterBackupCheck = fn }
+
+// remoteOf returns the backend of a famd-served instance.
+func remoteOf(f *Fam) *remote { return f.b.(*remote) }
+
+// localOf returns the backend of an embedded instance.
+func localOf(f *Fam) *local { return f.b.(*local) }

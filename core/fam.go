@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
 )
 
@@ -36,39 +35,30 @@ type famState struct {
 	opts    Options
 	peID    int
 	peCount int
-	storeID string // distinguishes this store's volatile files from other stores'
-	store   Catalog
-	// lostVolatile names the volatile regions dropped when the store
-	// was opened (see dropLostVolatileRegions), for famd's log.
-	lostVolatile []string
+	// b serves the control path: local (embedded) or remote (famd).
+	b backend
 
-	mu       sync.Mutex // guards the maps below and region life cycles
-	regions  map[uint64]*regionState
+	mu       sync.Mutex // guards the maps below, and the local backend's (see local)
 	items    map[itemKey]map[*Item]struct{}
 	rhandles map[uint64]map[*Region]struct{}
 	lazy     map[*Item]struct{} // unresolved item handles
 	contexts map[*Context]struct{}
 	// items holds open item handles by incarnation (handles.go); keys
 	// maps the famd key of each open famd-served handle's view to the
-	// handle, so that a revocation event finds it at once.
+	// handle, so that a revocation event finds it at once. It is part of
+	// the handle bookkeeping (bindLocked), empty in embedded mode, whose
+	// views have no key.
 	keys map[transport.Key]*Item
-	// graveyard holds destroyed regions whose scrubbed address ranges stay
-	// reserved until Finalize.
-	graveyard []*regionState
-	// remote is set when a famd serves this instance (Options.Server).
-	remote *remote
-	// staleMaps are item mappings of renewed or released views of a
-	// famd-served instance, unmapped at Finalize (a racing thread may still
-	// use one).
-	staleMaps [][]byte
+	// creating counts the calls under way that make item handles
+	// (allocate, lookup, restore into a new item); doomed holds the ids
+	// of the regions destroyed while any was, so that a handle on an item
+	// made in one meanwhile is refused (bindItemLocked). It is emptied
+	// whenever no such call is under way.
+	creating int
+	doomed   map[uint64]struct{}
 
 	def    *Context
 	closed atomic.Bool
-
-	// afterBackupCheck, set only by tests (export_test.go), runs between
-	// a famd-served backup's or restore's check of the backup name and
-	// its copy.
-	afterBackupCheck func()
 }
 
 // As returns a view of the instance that acts for another identity: every
@@ -95,14 +85,7 @@ func Initialize(opts Options) (*Fam, error) {
 		return nil, err
 	}
 	opts.resolveDirs()
-	f := &Fam{famState: &famState{
-		opts:     opts,
-		regions:  map[uint64]*regionState{},
-		items:    map[itemKey]map[*Item]struct{}{},
-		rhandles: map[uint64]map[*Region]struct{}{},
-		lazy:     map[*Item]struct{}{},
-		contexts: map[*Context]struct{}{},
-	}}
+	f := &Fam{famState: newFamState(opts)}
 	f.uid, f.gid = uint32(os.Getuid()), uint32(os.Getgid())
 	if opts.UID >= 0 {
 		f.uid = uint32(opts.UID)
@@ -110,6 +93,7 @@ func Initialize(opts Options) (*Fam, error) {
 	if opts.GID >= 0 {
 		f.gid = uint32(opts.GID)
 	}
+	f.def = &Context{f: f}
 	f.peID, f.peCount = launcherRank()
 	if opts.PEID >= 0 {
 		f.peID = opts.PEID
@@ -129,8 +113,7 @@ func Initialize(opts Options) (*Fam, error) {
 			}
 			return nil, Errorf(CodeRPC, op, "%v", err)
 		}
-		f.remote = r
-		f.def = &Context{f: f}
+		f.b = r
 		hook := f.keyRevoked
 		r.revoked.Store(&hook)
 		return f, nil
@@ -141,27 +124,26 @@ func Initialize(opts Options) (*Fam, error) {
 			f.opts.DefaultMemoryType = Persistent
 		}
 	}
-	for _, d := range []string{opts.DataDir, opts.ShmDir, filepath.Join(opts.DataDir, "regions")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, Errorf(CodeResource, op, "cannot create directory %s: %v", d, err)
-		}
-	}
-	id, err := loadStoreID(opts.DataDir)
+	l, err := newLocal(op, f.opts)
 	if err != nil {
-		return nil, Errorf(CodeResource, op, "%v", err)
+		return nil, err
 	}
-	f.storeID = id
-	st, err := metadata.Open(filepath.Join(opts.DataDir, "meta"), metadata.Options{NoSync: true})
-	if err != nil {
-		if errors.Is(err, metadata.ErrLocked) {
-			return nil, Errorf(CodeResource, op, "%v (another process is using the embedded store in %s; start famd and set OPENFAM_SERVER to share regions between processes, or point OPENFAM_DATA_DIR elsewhere)", err, opts.DataDir)
-		}
-		return nil, Errorf(CodeMetadata, op, "opening the metadata store: %v", err)
-	}
-	f.store = st
-	f.dropLostVolatileRegions()
-	f.def = &Context{f: f}
+	f.b = l
 	return f, nil
+}
+
+// newFamState makes the mode-independent part of an instance; the caller
+// sets its backend and its default context.
+func newFamState(opts Options) *famState {
+	fs := &famState{
+		opts:     opts,
+		items:    map[itemKey]map[*Item]struct{}{},
+		rhandles: map[uint64]map[*Region]struct{}{},
+		lazy:     map[*Item]struct{}{},
+		contexts: map[*Context]struct{}{},
+		doomed:   map[uint64]struct{}{},
+	}
+	return fs
 }
 
 // loadStoreID returns the random id of the store in dir, making one the
@@ -188,32 +170,10 @@ func loadStoreID(dir string) (string, error) {
 	return id, nil
 }
 
-// dropLostVolatileRegions forgets volatile regions whose tmpfs file is gone
-// (the machine rebooted): their contents no longer exist.
-func (f *Fam) dropLostVolatileRegions() {
-	for _, r := range f.store.Regions() {
-		if MemoryType(r.MemoryType) != Volatile || Placed(r) {
-			continue
-		}
-		if _, err := os.Stat(f.regionPath(r)); errors.Is(err, os.ErrNotExist) {
-			if f.store.DeleteRegion(r.ID) == nil {
-				f.lostVolatile = append(f.lostVolatile, r.Name)
-			}
-		}
-	}
-}
-
 // LostVolatileRegions names the volatile regions Initialize dropped
 // because their memory did not survive (the machine rebooted since), so
 // that famd can log them.
-func (f *Fam) LostVolatileRegions() []string { return f.lostVolatile }
-
-func (f *Fam) regionPath(r metadata.Region) string {
-	if MemoryType(r.MemoryType) == Persistent {
-		return filepath.Join(f.opts.DataDir, "regions", fmt.Sprintf("%d.heap", r.ID))
-	}
-	return filepath.Join(f.opts.ShmDir, fmt.Sprintf("%s-%d.heap", f.storeID, r.ID))
-}
+func (f *Fam) LostVolatileRegions() []string { return f.b.lostVolatile() }
 
 // check returns CodeInvalid once the instance is finalized.
 func (f *Fam) check(op string) error {
@@ -246,10 +206,8 @@ func (f *Fam) Finalize() error {
 	if !f.closed.CompareAndSwap(false, true) {
 		return Errorf(CodeInvalid, "fam_finalize", "already finalized")
 	}
-	if f.remote != nil && f.remote.endSession != nil {
-		// No revocation events may reach handles being torn down.
-		f.remote.endSession()
-	}
+	// No revocation events may reach handles being torn down.
+	f.b.quiesce()
 	f.mu.Lock()
 	var notify []*Item
 	for _, set := range f.items {
@@ -275,42 +233,14 @@ func (f *Fam) Finalize() error {
 			}
 		}
 	}
-	// Mappings are retired, not unmapped: a C fast-path call that read an
-	// item's address before capi invalidated its handle may still copy
-	// through it, and must find harmless memory, not a hole (SIGSEGV).
-	for _, rs := range f.regions {
-		rs.retire()
-	}
-	for _, rs := range f.graveyard {
-		rs.retire()
-	}
-	f.graveyard = nil
-	f.items, f.lazy, f.rhandles, f.regions = nil, nil, nil, nil
+	f.items, f.lazy, f.rhandles = nil, nil, nil
 	f.mu.Unlock()
 	for _, it := range notify {
 		it.retireMaps()
 		it.fire()
 	}
-	if f.remote != nil {
-		for _, v := range views {
-			f.rForget(v)
-		}
-		f.mu.Lock()
-		for _, v := range views {
-			if v.mapping != nil {
-				f.staleMaps = append(f.staleMaps, v.mapping)
-			}
-		}
-		for _, m := range f.staleMaps {
-			scrubMapping(m)
-		}
-		f.staleMaps = nil
-		f.mu.Unlock()
-		f.remote.close()
-		return firstErr
-	}
-	if err := f.store.Close(); err != nil && firstErr == nil {
-		firstErr = Errorf(CodeMetadata, "fam_finalize", "closing the metadata store: %v", err)
+	if err := f.b.close(f, views); err != nil && firstErr == nil {
+		firstErr = err
 	}
 	return firstErr
 }
@@ -334,10 +264,7 @@ func (f *Fam) Barrier() error {
 	if f.peCount <= 1 {
 		return nil
 	}
-	if f.remote != nil {
-		return f.rBarrier("fam_barrier_all")
-	}
-	return Errorf(CodeUnimplemented, "fam_barrier_all", "a barrier across %d PEs needs a launcher service; this build serves single-PE jobs only", f.peCount)
+	return f.b.barrier(f, "fam_barrier_all")
 }
 
 // Abort ends the job with status. Alone, it flushes what it can and exits
@@ -346,11 +273,7 @@ func (f *Fam) Abort(status int) error {
 	if err := f.check("fam_abort"); err != nil {
 		return err
 	}
-	f.mu.Lock()
-	for _, rs := range f.regions {
-		rs.sync()
-	}
-	f.mu.Unlock()
+	f.b.sync(f)
 	// With famrun (or any launcher) a non-zero exit stops the whole job.
 	os.Exit(status)
 	return nil
@@ -379,10 +302,8 @@ func (f *Fam) Option(name string) (any, error) {
 	if !set {
 		v = def
 	}
-	if name == "OPENFAM_MODEL" && f.remote != nil {
-		// The model in use, whatever was asked: programs (and OpenFAM's own
-		// tests) run memory-server-only paths when they read this.
-		v = "memory_server"
+	if name == "OPENFAM_MODEL" {
+		v = f.b.model(v)
 	}
 	if name == "FAM_DEFAULT_MEMORY_TYPE" && !set {
 		v = "volatile"

@@ -29,7 +29,7 @@ type faultyCatalog struct {
 
 func newFaultyCatalog(t *testing.T, f *Fam) *faultyCatalog {
 	t.Helper()
-	fc := &faultyCatalog{store: f.store, failPut: func(int) bool { return false }}
+	fc := &faultyCatalog{store: localOf(f).store, failPut: func(int) bool { return false }}
 	st := fc.store
 	m := mocks.NewMockCatalog(gomock.NewController(t))
 	x := gomock.Any()
@@ -60,7 +60,7 @@ func newFaultyCatalog(t *testing.T, f *Fam) *faultyCatalog {
 		}
 		return st.DeleteItem(region, off)
 	}).AnyTimes()
-	f.store = m
+	localOf(f).store = m
 	return fc
 }
 

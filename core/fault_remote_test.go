@@ -31,16 +31,9 @@ import (
 // Initialize does after dialRemote, and finalizes it when the test ends.
 func newFaultFam(t *testing.T, cl pb.FamClient, dp DataPlane, timeout time.Duration) *Fam {
 	t.Helper()
-	f := &Fam{famState: &famState{
-		opts:     DefaultOptions(),
-		regions:  map[uint64]*regionState{},
-		items:    map[itemKey]map[*Item]struct{}{},
-		rhandles: map[uint64]map[*Region]struct{}{},
-		lazy:     map[*Item]struct{}{},
-		contexts: map[*Context]struct{}{},
-		peCount:  1,
-	}}
-	f.remote = newRemote("fault-test", cl, dp, false, timeout, "")
+	f := &Fam{famState: newFamState(DefaultOptions())}
+	f.peCount = 1
+	f.b = newRemote("fault-test", cl, dp, false, timeout, "")
 	f.def = &Context{f: f}
 	t.Cleanup(func() {
 		if !f.closed.Load() {

@@ -1,6 +1,9 @@
 package core
 
-import "github.com/gofam/openfam/core/transport"
+import (
+	"github.com/gofam/openfam/core/metadata"
+	"github.com/gofam/openfam/core/transport"
+)
 
 // Bookkeeping of open handles, shared by the embedded and famd-served
 // paths. The *Locked helpers need f.mu; release must be called without it.
@@ -33,6 +36,51 @@ func (f *Fam) bindLocked(it *Item) {
 	if v := it.view.Load(); v != nil {
 		f.indexKeyLocked(it, v.key)
 	}
+}
+
+// creation marks a call that makes item handles as under way, until the
+// function it returns is called (see famState.doomed).
+func (f *Fam) creation() (done func()) {
+	f.mu.Lock()
+	f.creating++
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		if f.creating--; f.creating == 0 {
+			clear(f.doomed)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// doomLocked records that region id was destroyed, for the calls making
+// item handles that are under way.
+func (f *Fam) doomLocked(id uint64) {
+	if f.creating > 0 {
+		f.doomed[id] = struct{}{}
+	}
+}
+
+// bindItemLocked makes an open handle on item rec with view v and
+// registers it, unless the instance was finalized or the item's region
+// was destroyed through this instance while the call was under way. The
+// caller marked the call with creation. Backends call it in the
+// critical section that makes the item reachable (see backend).
+func (f *Fam) bindItemLocked(op string, rec metadata.Item, v *itemView) (*Item, error) {
+	if f.closed.Load() {
+		return nil, f.check(op)
+	}
+	if _, gone := f.doomed[rec.RegionID]; gone {
+		// Destroyed by another thread after the backend made the item
+		// and before this handle could be registered (famd's calls hold
+		// no lock): Region.Destroy has released the region's handles
+		// already and would never see this one.
+		return nil, Errorf(CodeNotFound, op, "region %d was destroyed during the call", rec.RegionID)
+	}
+	it := &Item{f: f, g: GlobalDesc{RegionID: rec.RegionID, Offset: rec.Offset}, inc: rec.Gen}
+	it.view.Store(v)
+	f.bindLocked(it)
+	return it, nil
 }
 
 // indexKeyLocked records that famd key k belongs to handle it.
@@ -141,7 +189,9 @@ func release(its []*Item) {
 		// retired (zero pages, the range kept reserved) rather than
 		// unmapped.
 		it.retireMaps()
-		it.dropView()
+		if v := it.view.Load(); v != nil {
+			it.f.b.dropView(v)
+		}
 		it.fire()
 	}
 }

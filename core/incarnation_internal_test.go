@@ -29,8 +29,8 @@ func (h *hookCatalog) ItemAt(regionID, offset uint64) (metadata.Item, error) {
 func TestStaleHandleNeverChangesNewItem(t *testing.T) {
 	f := open(t, testOpts(t))
 	defer f.Finalize()
-	hc := &hookCatalog{Catalog: f.store}
-	f.store = hc
+	hc := &hookCatalog{Catalog: localOf(f).store}
+	localOf(f).store = hc
 	r, err := f.CreateRegion("stale", 1<<20, 0o600, RegionAttr{PermLevel: PermDataItem})
 	if err != nil {
 		t.Fatal(err)

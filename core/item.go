@@ -3,12 +3,10 @@ package core
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gofam/openfam/core/internal/pages"
 	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
 )
@@ -69,34 +67,6 @@ func effective(reg metadata.Region, it metadata.Item) (mode, uid, gid uint32) {
 	return reg.Mode, reg.UID, reg.GID
 }
 
-// makeView computes the view of item rec. Caller holds f.mu.
-func (f *Fam) makeViewLocked(rec metadata.Item) (*itemView, error) {
-	rs, err := f.regionLocked(rec.RegionID)
-	if err != nil {
-		return nil, err
-	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	c := classOf(rs.rec, rec)
-	rights := rightsFor(c.mode, c.uid, c.gid, f.uid, f.gid)
-	end := rec.Offset + rec.Size
-	if Placed(rs.rec) {
-		return &itemView{size: rec.Size, rights: rights, rs: rs}, nil
-	}
-	h, err := rs.heapLocked(c)
-	if err != nil {
-		return nil, err
-	}
-	return &itemView{mem: h.mem[rec.Offset:end:end], size: rec.Size, rights: rights, rs: rs, heap: h}, nil
-}
-
-func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
-	it := &Item{f: f, g: GlobalDesc{RegionID: rec.RegionID, Offset: rec.Offset}, inc: rec.Gen}
-	it.view.Store(v)
-	f.bindLocked(it)
-	return it
-}
-
 // Allocate makes a data item of n bytes in the region, owned by the caller
 // with the given mode bits, and returns a handle on it. name "" makes an
 // unnamed item, reachable only through its global descriptor. The bytes
@@ -117,96 +87,18 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 	if n == 0 {
 		return nil, Errorf(CodeInvalid, op, "data item size is 0")
 	}
-	if r != nil && r.f.remote != nil {
-		// famd checks the region and the caller's rights itself: asking
-		// for the region's record first would cost a round trip more.
-		if err := r.usable(op); err != nil {
-			return nil, err
-		}
-		it, err := r.rAllocate(op, name, n, mode&0o777)
-		if err == nil {
-			r.state.CompareAndSwap(stateLazy, stateOpen)
-		}
-		return it, err
-	}
-	rec, err := r.record(op)
-	if err != nil {
+	if err := r.usable(op); err != nil {
 		return nil, err
 	}
-	f := r.f
-	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid)&RightWrite == 0 {
-		return nil, Errorf(CodeNoPerm, op, "no write permission on region %q (mode %#o)", rec.Name, rec.Mode)
+	// The backend checks the region and the caller's rights: famd does
+	// it itself, and asking for the region's record first would cost a
+	// round trip more.
+	defer r.f.creation()()
+	it, err := r.f.b.allocate(r.f, op, r, name, n, mode&0o777)
+	if err == nil {
+		r.state.CompareAndSwap(stateLazy, stateOpen)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed.Load() {
-		return nil, f.check(op)
-	}
-	rs, err := f.regionLocked(r.id)
-	if err != nil {
-		return nil, Errorf(CodeResource, op, "%v", err)
-	}
-	rs.mu.Lock()
-	off, err := rs.alloc.Alloc(n)
-	if err != nil {
-		rs.mu.Unlock()
-		return nil, Errorf(CodeNoSpace, op, "region %q has no free block of %d bytes (%d of %d bytes free, possibly fragmented)", rec.Name, n, rs.alloc.FreeBytes(), rs.alloc.Size())
-	}
-	irec := metadata.Item{RegionID: r.id, Offset: off, Size: n, Name: name, Mode: mode & 0o777,
-		UID: f.uid, GID: f.gid, Created: time.Now().UnixNano()}
-	if Placed(rs.rec) {
-		// The block is reserved; zeroing it on the memory servers is a
-		// network call, made without the locks so that a slow server
-		// stalls only this allocation, and before the item exists so
-		// that a failure leaves nothing to undo but the block.
-		prec := rs.rec
-		rs.mu.Unlock()
-		f.mu.Unlock()
-		zerr := f.opts.Placer.Zero(prec, off, n)
-		f.mu.Lock()
-		rs.mu.Lock()
-		if zerr == nil && (f.closed.Load() || f.regions[r.id] != rs) {
-			zerr = Errorf(CodeNotFound, op, "region %q was destroyed during the allocation", rec.Name)
-		}
-		if zerr != nil {
-			_ = rs.alloc.Free(off, n)
-			rs.mu.Unlock()
-			switch CodeOf(zerr) {
-			case CodeNotFound:
-				return nil, zerr
-			case CodeNoSpace:
-				return nil, Errorf(CodeNoSpace, op, "region %q: %v", rec.Name, zerr)
-			}
-			return nil, Errorf(CodeRPC, op, "%v", zerr)
-		}
-	}
-	if !Placed(rs.rec) {
-		h, err := rs.heapLocked(classOf(rs.rec, irec))
-		if err == nil {
-			err = pages.ZeroReserve(int(h.file.Fd()), h.mem, off, n, &h.reserved)
-		}
-		if err != nil {
-			_ = rs.alloc.Free(off, n)
-			rs.mu.Unlock()
-			return nil, Errorf(CodeNoSpace, op, "region %q: %v", rec.Name, err)
-		}
-	}
-	if err := f.store.PutItem(irec); err != nil {
-		_ = rs.alloc.Free(off, n)
-		rs.mu.Unlock()
-		return nil, storeErr(op, "data item", name+" in region "+rec.Name, err)
-	}
-	// The store gave the item its incarnation, which the handle binds to.
-	if stored, err := f.store.ItemAt(r.id, off); err == nil {
-		irec.Gen = stored.Gen
-	}
-	rs.itemBytes += n
-	rs.mu.Unlock()
-	v, err := f.makeViewLocked(irec)
-	if err != nil {
-		return nil, Errorf(CodeResource, op, "%v", err)
-	}
-	return f.newItemLocked(irec, v), nil
+	return it, err
 }
 
 // Lookup returns a handle on the item called item in the region called
@@ -223,30 +115,8 @@ func (f *Fam) Lookup(item, region string) (*Item, error) {
 	if err := checkName(op, "region", region); err != nil {
 		return nil, err
 	}
-	if f.remote != nil {
-		return f.rLookup(op, item, region)
-	}
-	reg, err := f.store.RegionByName(region)
-	if err != nil {
-		return nil, storeErr(op, "region", region, err)
-	}
-	rec, err := f.store.ItemByName(reg.ID, item)
-	if err != nil {
-		return nil, storeErr(op, "data item", item+" in region "+region, err)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed.Load() {
-		return nil, f.check(op)
-	}
-	v, err := f.makeViewLocked(rec)
-	if err != nil {
-		return nil, Errorf(CodeResource, op, "%v", err)
-	}
-	if v.rights == 0 {
-		return nil, Errorf(CodeNoPerm, op, "no read or write permission on data item %q in region %q", item, region)
-	}
-	return f.newItemLocked(rec, v), nil
+	defer f.creation()()
+	return f.b.lookup(f, op, item, region)
 }
 
 // ItemFromGlobal returns a handle on the item named by g, possibly made by
@@ -285,23 +155,11 @@ func (it *Item) resolve(op string) error {
 	case stateClosed:
 		return Errorf(CodeInvalid, op, "data item handle was released (closed, deallocated or finalized)")
 	}
-	var rec metadata.Item
-	var v *itemView
-	if f.remote != nil {
-		// The RPC runs under f.mu: resolving is rare and this keeps two
-		// threads from resolving one handle twice.
-		var err error
-		if v, rec, err = it.rResolve(op); err != nil {
-			return err
-		}
-	} else {
-		var err error
-		if rec, err = f.store.ItemAt(it.g.RegionID, it.g.Offset); err != nil {
-			return Errorf(CodeNotFound, op, "no data item at global descriptor {%d, %d}", it.g.RegionID, it.g.Offset)
-		}
-		if v, err = f.makeViewLocked(rec); err != nil {
-			return Errorf(CodeResource, op, "%v", err)
-		}
+	// Under f.mu, a call to famd included: resolving is rare and this
+	// keeps two threads from resolving one handle twice.
+	v, rec, err := f.b.resolveLocked(f, op, it.g)
+	if err != nil {
+		return err
 	}
 	if v.rights == 0 {
 		return Errorf(CodeNoPerm, op, "no read or write permission on data item {%d, %d}", it.g.RegionID, it.g.Offset)
@@ -359,15 +217,7 @@ func (it *Item) record(op string) (metadata.Item, error) {
 	if _, err := it.use(op, 0); err != nil {
 		return metadata.Item{}, err
 	}
-	if it.f.remote != nil {
-		return it.rRecord(op)
-	}
-	rec, err := it.f.store.ItemAt(it.g.RegionID, it.g.Offset)
-	if err != nil || rec.Gen != it.inc {
-		// A new item at the offset is not this handle's.
-		return metadata.Item{}, Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
-	}
-	return rec, nil
+	return it.f.b.itemRecord(it, op)
 }
 
 // Global returns the item's global descriptor.
@@ -391,12 +241,7 @@ func (it *Item) Stat() (Stat, error) {
 	if err != nil {
 		return Stat{}, err
 	}
-	var reg metadata.Region
-	if it.f.remote != nil {
-		reg, err = it.f.rRegion(op, rec.RegionID)
-	} else {
-		reg, err = it.f.store.RegionByID(rec.RegionID)
-	}
+	reg, err := it.f.b.regionRecord(it.f, op, rec.RegionID, false)
 	if err != nil {
 		return Stat{}, Errorf(CodeNotFound, op, "region %d no longer exists", rec.RegionID)
 	}
@@ -425,9 +270,8 @@ func (it *Item) Close() error {
 	}
 	delete(f.lazy, it)
 	f.mu.Unlock()
-	if f.remote != nil {
-		it.rClose()
-		it.dropView()
+	if v := it.view.Load(); v != nil {
+		f.b.closeView(v)
 	}
 	it.unmapAll()
 	it.fire()
@@ -442,43 +286,10 @@ func (it *Item) Deallocate() error {
 		return err
 	}
 	f := it.f
-	if f.remote != nil {
-		return it.rDeallocate(op)
+	if err := f.b.deallocate(it, op); err != nil {
+		return err
 	}
 	f.mu.Lock()
-	// Another thread may have deallocated the item since use, and a new
-	// item may have taken its offset: only this handle's incarnation may
-	// be freed.
-	if it.state.Load() != stateOpen {
-		f.mu.Unlock()
-		return Errorf(CodeInvalid, op, "data item handle was released (closed, deallocated or finalized)")
-	}
-	rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset)
-	if err != nil || rec.Gen != it.inc {
-		f.mu.Unlock()
-		return Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
-	}
-	// As with unlink(2), freeing is a change to the container: the item's
-	// owner may always free it, anyone else needs write permission on the
-	// region (its own bits, whatever the permission level).
-	if reg, err := f.store.RegionByID(rec.RegionID); err != nil ||
-		(rec.UID != f.uid && rightsFor(reg.Mode, reg.UID, reg.GID, f.uid, f.gid)&RightWrite == 0) {
-		f.mu.Unlock()
-		return Errorf(CodeNoPerm, op, "only the owner of data item {%d, %d} or a writer of its region may deallocate it", rec.RegionID, rec.Offset)
-	}
-	if err := f.store.DeleteItem(rec.RegionID, rec.Offset); err != nil {
-		f.mu.Unlock()
-		return storeErr(op, "data item", rec.Name, err)
-	}
-	if rs := f.regions[rec.RegionID]; rs != nil {
-		rs.mu.Lock()
-		if !Placed(rs.rec) {
-			rs.release(classOf(rs.rec, rec), rec.Offset, rec.Size)
-		}
-		_ = rs.alloc.Free(rec.Offset, rec.Size)
-		rs.itemBytes -= min(rs.itemBytes, rec.Size)
-		rs.mu.Unlock()
-	}
 	notify := f.closeIncarnationLocked(it.key())
 	f.mu.Unlock()
 	release(notify)
@@ -498,97 +309,16 @@ func (it *Item) ChangePermissions(mode uint32) error {
 		return err
 	}
 	f := it.f
-	if f.remote != nil {
-		return it.rChangePermissions(op, mode&0o777)
-	}
-	if rec.UID != f.uid {
-		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change the permissions of data item {%d, %d}", rec.UID, rec.RegionID, rec.Offset)
-	}
-	if reg, err := f.store.RegionByID(rec.RegionID); err == nil && PermLevel(reg.PermLevel) != PermDataItem {
-		// As in OpenFAM: the item's permissions are its region's.
-		return Errorf(CodeNoPerm, op, "region %q has region-level permissions: its items take the region's mode (change it with fam_change_region_permissions)", reg.Name)
+	if err := f.b.changeItemPermissions(it, op, rec, mode&0o777); err != nil {
+		return err
 	}
 	f.mu.Lock()
-	// Checked again under the lock: the item may have been deallocated
-	// and its offset reused since record.
-	if cur, err := f.store.ItemAt(rec.RegionID, rec.Offset); err != nil || cur.Gen != it.inc {
-		f.mu.Unlock()
-		return Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", rec.RegionID, rec.Offset)
-	}
-	old := rec
-	rec.Mode = mode & 0o777
-	rs, err := f.regionLocked(rec.RegionID)
-	if err != nil {
-		f.mu.Unlock()
-		return Errorf(CodeResource, op, "%v", err)
-	}
-	// The bytes move to the new class's heap file first (see storage.go):
-	// the old one may be mapped by clients that lose access now.
-	rs.mu.Lock()
-	if !Placed(rs.rec) {
-		if err := rs.move(classOf(rs.rec, old), classOf(rs.rec, rec), rec.Offset, rec.Size); err != nil {
-			rs.mu.Unlock()
-			f.mu.Unlock()
-			return Errorf(CodeNoSpace, op, "moving data item {%d, %d} to its new permissions' heap file: %v", rec.RegionID, rec.Offset, err)
-		}
-	}
-	if err := f.store.UpdateItem(rec); err != nil {
-		if !Placed(rs.rec) {
-			_ = rs.move(classOf(rs.rec, rec), classOf(rs.rec, old), rec.Offset, rec.Size)
-		}
-		rs.mu.Unlock()
-		f.mu.Unlock()
-		return storeErr(op, "data item", rec.Name, err)
-	}
-	rs.mu.Unlock()
 	notify := f.incarnationItemsLocked(it.key())
 	f.mu.Unlock()
 	for _, h := range notify {
-		h.refresh()
+		_ = f.b.refresh(h, op, nil)
 	}
 	return nil
-}
-
-// refresh recomputes the view after a permission change or a remap.
-func (it *Item) refresh() {
-	f := it.f
-	f.mu.Lock()
-	if it.state.Load() == stateOpen {
-		if rec, err := f.store.ItemAt(it.g.RegionID, it.g.Offset); err == nil && rec.Gen == it.inc {
-			if v, err := f.makeViewLocked(rec); err == nil {
-				it.view.Store(v)
-				it.remapMaps(v)
-			}
-		}
-	}
-	f.mu.Unlock()
-	it.fire()
-}
-
-// remapMaps points the handle's fam_map mappings at the heap file of view
-// v, in place and with v's rights: a permission change moves the item's
-// bytes to another file (see storage.go), and an address the program got
-// from fam_map must keep showing the item. Caller holds f.mu.
-func (it *Item) remapMaps(v *itemView) {
-	if v.heap == nil {
-		return
-	}
-	v.rs.mu.Lock()
-	defer v.rs.mu.Unlock()
-	if v.heap.file == nil {
-		return
-	}
-	prot := unix.PROT_READ
-	if v.rights&RightWrite != 0 {
-		prot |= unix.PROT_WRITE
-	}
-	lo := it.g.Offset &^ (4096 - 1)
-	it.wmu.Lock()
-	defer it.wmu.Unlock()
-	for _, m := range it.maps {
-		_, _ = unix.MmapPtr(int(v.heap.file.Fd()), int64(lo), unsafe.Pointer(&m[0]), uintptr(len(m)),
-			prot, unix.MAP_SHARED|unix.MAP_FIXED)
-	}
 }
 
 // Watch registers fn to be called, with no library lock held, whenever what
@@ -630,34 +360,9 @@ func (it *Item) Map() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if it.f.remote != nil {
-		if v.striped {
-			return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; data item {%d, %d} is interleaved over memory servers", it.g.RegionID, it.g.Offset)
-		}
-		if !it.f.remote.unix {
-			return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; famd at %s is reached over TCP", it.f.remote.addr)
-		}
-		m, b, err := it.f.remote.mapItem(v.key, v.rights)
-		if err != nil {
-			return nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, it.g.Offset, err)
-		}
-		it.keepMap(b, m)
-		return b, nil
-	}
-	off := it.g.Offset
-	if v.heap == nil {
-		return nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; data item {%d, %d} is on memory servers", it.g.RegionID, off)
-	}
-	v.rs.mu.Lock()
-	var m, b []byte
-	if v.heap.file == nil {
-		err = unix.EBADF
-	} else {
-		m, b, err = mapRange(int(v.heap.file.Fd()), off, v.size, v.rights)
-	}
-	v.rs.mu.Unlock()
+	m, b, err := it.f.b.mapItem(it, op, v)
 	if err != nil {
-		return nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, off, err)
+		return nil, err
 	}
 	it.keepMap(b, m)
 	return b, nil

@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	"github.com/gofam/openfam/core/metadata"
-	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
 // RegionIDs returns the id of every region of the instance, ascending,
@@ -35,28 +34,7 @@ func (r *Region) Items() (map[uint64]Stat, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := r.f
-	out := map[uint64]Stat{}
-	if f.remote != nil {
-		ctx, cancel := f.remote.ctx()
-		defer cancel()
-		rep, err := f.remote.cl.ListItems(ctx, &pb.ListItemsRequest{RegionId: r.id})
-		if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
-			return nil, err
-		}
-		for _, ii := range rep.GetItems() {
-			out[ii.GetOffset()] = Stat{Size: ii.GetSize(), Mode: ii.GetMode(), Name: ii.GetName(), UID: ii.GetUid(), GID: ii.GetGid()}
-		}
-		return out, nil
-	}
-	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid) == 0 {
-		return nil, Errorf(CodeNoPerm, op, "no read or write permission on region %q", rec.Name)
-	}
-	for _, it := range f.store.Items(r.id) {
-		out[it.Offset] = Stat{Size: it.Size, Mode: it.Mode, Name: it.Name, UID: it.UID, GID: it.GID,
-			NumServers: uint64(len(rec.Servers)), InterleaveSize: interleaveOf(rec), Servers: append([]uint64(nil), rec.Servers...)}
-	}
-	return out, nil
+	return r.f.b.listItems(r.f, op, rec)
 }
 
 // RegionEntry describes one region of a listing.
@@ -96,23 +74,5 @@ func (f *Fam) Regions() ([]RegionEntry, error) {
 // client see; embedded, every one, or with visible only those the caller
 // may read or write.
 func (f *Fam) regionRecords(op string, visible bool) ([]metadata.Region, error) {
-	var recs []metadata.Region
-	if f.remote != nil {
-		ctx, cancel := f.remote.ctx()
-		defer cancel()
-		rep, err := f.remote.cl.ListRegions(ctx, &pb.ListRegionsRequest{})
-		if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
-			return nil, err
-		}
-		for _, ri := range rep.GetRegions() {
-			recs = append(recs, regionFromPB(ri))
-		}
-		return recs, nil
-	}
-	for _, rec := range f.store.Regions() {
-		if !visible || rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid) != 0 {
-			recs = append(recs, rec)
-		}
-	}
-	return recs, nil
+	return f.b.listRegions(f, op, visible)
 }

@@ -3,9 +3,7 @@ package core
 import (
 	"errors"
 	"sync/atomic"
-	"time"
 
-	"github.com/gofam/openfam/core/allocator"
 	"github.com/gofam/openfam/core/metadata"
 )
 
@@ -62,55 +60,21 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 	if attr.PermLevel == PermDefault {
 		attr.PermLevel = PermRegion
 	}
-	if f.remote != nil {
-		return f.rCreateRegion(op, name, size, mode&0o777, attr)
+	id, err := f.b.createRegion(f, op, name, size, mode&0o777, attr)
+	if err != nil {
+		return nil, err
 	}
-	size = (size + allocator.Align - 1) / allocator.Align * allocator.Align
-	servers, block := []uint64{0}, uint64(0)
-	if f.opts.Placer != nil {
-		s, b, err := f.opts.Placer.Place(name, size, attr)
-		if err != nil {
-			return nil, Errorf(CodeResource, op, "%v", err)
-		}
-		if s != nil {
-			servers = s
-		}
-		block = b
-	}
-	if block == 0 {
-		// Reported by fam_stat even for a region on one server: OpenFAM
-		// programs divide by it to stripe their own work.
-		block = DefaultInterleaveSize
-	}
+	return f.bindRegion(op, id, stateOpen)
+}
+
+// bindRegion registers a new region handle.
+func (f *Fam) bindRegion(op string, id uint64, state int32) (*Region, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed.Load() {
 		return nil, f.check(op)
 	}
-	rec, err := f.store.CreateRegion(metadata.Region{
-		Name: name, Size: size, Mode: mode & 0o777, UID: f.uid, GID: f.gid,
-		Redundancy: uint8(attr.Redundancy), MemoryType: uint8(attr.Memory),
-		Interleave: uint8(attr.Interleave), PermLevel: uint8(attr.PermLevel),
-		Servers: servers, InterleaveSize: block, Created: time.Now().UnixNano(),
-	})
-	if err != nil {
-		return nil, storeErr(op, "region", name, err)
-	}
-	if Placed(rec) {
-		// The name is taken in the catalogue first so that two creators of
-		// one name cannot both make segments.
-		if err := f.opts.Placer.Create(rec); err != nil {
-			_ = f.store.DeleteRegion(rec.ID)
-			return nil, Errorf(CodeRPC, op, "%v", err)
-		}
-	}
-	rs, err := f.openRegion(rec, true)
-	if err != nil {
-		_ = f.store.DeleteRegion(rec.ID)
-		return nil, Errorf(CodeResource, op, "%v", err)
-	}
-	f.regions[rec.ID] = rs
-	return f.newRegionLocked(rec.ID, stateOpen), nil
+	return f.newRegionLocked(id, state), nil
 }
 
 func (f *Fam) newRegionLocked(id uint64, state int32) *Region {
@@ -135,22 +99,11 @@ func (f *Fam) LookupRegion(name string) (*Region, error) {
 	if err := checkName(op, "region", name); err != nil {
 		return nil, err
 	}
-	if f.remote != nil {
-		return f.rLookupRegion(op, name)
-	}
-	rec, err := f.store.RegionByName(name)
+	id, err := f.b.lookupRegion(f, op, name)
 	if err != nil {
-		return nil, storeErr(op, "region", name, err)
+		return nil, err
 	}
-	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid) == 0 {
-		return nil, Errorf(CodeNoPerm, op, "no read or write permission on region %q (mode %#o)", name, rec.Mode)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed.Load() {
-		return nil, f.check(op)
-	}
-	return f.newRegionLocked(rec.ID, stateOpen), nil
+	return f.bindRegion(op, id, stateOpen)
 }
 
 // RegionFromGlobal returns a handle on the region named by g. It is not
@@ -164,12 +117,7 @@ func (f *Fam) RegionFromGlobal(g GlobalDesc) (*Region, error) {
 	if g.Offset != RegionOffset {
 		return nil, Errorf(CodeInvalid, op, "global descriptor {%d, %d} names a data item, not a region", g.RegionID, g.Offset)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed.Load() {
-		return nil, f.check(op)
-	}
-	return f.newRegionLocked(g.RegionID, stateLazy), nil
+	return f.bindRegion(op, g.RegionID, stateLazy)
 }
 
 // record returns the region's current metadata, checking the handle.
@@ -192,24 +140,14 @@ func (r *Region) record(op string) (metadata.Region, error) {
 	if err := r.usable(op); err != nil {
 		return metadata.Region{}, err
 	}
-	if r.f.remote != nil {
-		rec, err := r.f.rRegion(op, r.id)
-		if err == nil {
-			r.state.CompareAndSwap(stateLazy, stateOpen)
-		}
-		return rec, err
-	}
-	rec, err := r.f.store.RegionByID(r.id)
-	if err != nil {
-		return metadata.Region{}, Errorf(CodeNotFound, op, "region %d no longer exists", r.id)
-	}
-	if r.state.Load() == stateLazy {
-		if rightsFor(rec.Mode, rec.UID, rec.GID, r.f.uid, r.f.gid) == 0 {
-			return rec, Errorf(CodeNoPerm, op, "no read or write permission on region %q", rec.Name)
-		}
+	rec, err := r.f.b.regionRecord(r.f, op, r.id, r.state.Load() == stateLazy)
+	if err == nil {
+		// The backends act on rec.ID: the handle's, whatever a server
+		// echoed.
+		rec.ID = r.id
 		r.state.CompareAndSwap(stateLazy, stateOpen)
 	}
-	return rec, nil
+	return rec, err
 }
 
 // Name returns the region's name ("" if the handle is not usable).
@@ -268,46 +206,22 @@ func (r *Region) Destroy() error {
 		return err
 	}
 	f := r.f
-	if f.remote != nil {
-		return r.rDestroy(op)
-	}
-	if rightsFor(rec.Mode, rec.UID, rec.GID, f.uid, f.gid)&RightWrite == 0 {
-		return Errorf(CodeNoPerm, op, "no write permission on region %q (mode %#o)", rec.Name, rec.Mode)
+	done, err := f.b.destroyRegion(f, op, rec)
+	if err != nil {
+		return err
 	}
 	f.mu.Lock()
-	if err := f.store.DeleteRegion(r.id); err != nil {
-		f.mu.Unlock()
-		return storeErr(op, "region", rec.Name, err)
-	}
 	notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g.RegionID == r.id })
 	for h := range f.rhandles[r.id] {
 		h.state.Store(stateClosed)
 	}
 	delete(f.rhandles, r.id)
-	rs := f.regions[r.id]
-	delete(f.regions, r.id)
+	f.doomLocked(r.id)
 	f.mu.Unlock()
 	release(notify)
-	if Placed(rec) {
-		f.opts.Placer.Destroy(rec)
-		return nil
+	if done != nil {
+		done()
 	}
-	if rs != nil {
-		rs.scrub()
-		// The scrubbed address ranges stay reserved (for the life of the
-		// process, see retire) so that no new mapping can appear where a
-		// racing thread still writes.
-		f.mu.Lock()
-		if f.closed.Load() {
-			rs.retire()
-		} else {
-			f.graveyard = append(f.graveyard, rs)
-		}
-		f.mu.Unlock()
-	}
-	// The heap files' pages are freed even while a client still holds a
-	// descriptor of one: destroying a region gives its space back.
-	removeHeapFiles(f.regionPath(rec))
 	return nil
 }
 
@@ -330,67 +244,7 @@ func (r *Region) Resize(n uint64) error {
 	if n > 1<<46 {
 		return Errorf(CodeNoSpace, op, "region size %d exceeds the 64 TiB limit", n)
 	}
-	if f.remote != nil {
-		return r.rResize(op, n)
-	}
-	n = (n + allocator.Align - 1) / allocator.Align * allocator.Align
-	f.mu.Lock()
-	rs, err := f.regionLocked(r.id)
-	if err != nil {
-		f.mu.Unlock()
-		return Errorf(CodeResource, op, "%v", err)
-	}
-	rs.mu.Lock()
-	// The allocator and the heap files follow the capacity (at least
-	// MinRegionSize); the record keeps the size asked for.
-	oldCap := Capacity(rec)
-	rec.Size = n
-	newCap := Capacity(rec)
-	if newCap < oldCap {
-		if err := rs.alloc.Shrink(newCap); err != nil {
-			rs.mu.Unlock()
-			f.mu.Unlock()
-			return Errorf(CodeInvalid, op, "cannot shrink region %q to %d bytes: items end at %d", rec.Name, n, rs.alloc.End())
-		}
-	} else if err := rs.alloc.Grow(newCap); err != nil {
-		rs.mu.Unlock()
-		f.mu.Unlock()
-		return Errorf(CodeInvalid, op, "%v", err)
-	}
-	if Placed(rs.rec) {
-		// Segments first: a region recorded larger than its segments
-		// would hand out blocks no server holds.
-		if err := f.opts.Placer.Resize(rec); err != nil {
-			if newCap < oldCap {
-				_ = rs.alloc.Grow(oldCap)
-			} else {
-				_ = rs.alloc.Shrink(oldCap)
-			}
-			rs.mu.Unlock()
-			f.mu.Unlock()
-			return Errorf(CodeRPC, op, "%v", err)
-		}
-	}
-	if err := f.store.UpdateRegion(rec); err != nil {
-		rs.mu.Unlock()
-		f.mu.Unlock()
-		return storeErr(op, "region", rec.Name, err)
-	}
-	if !Placed(rs.rec) {
-		if err := rs.remap(newCap); err != nil {
-			rs.mu.Unlock()
-			f.mu.Unlock()
-			return Errorf(CodeResource, op, "%v", err)
-		}
-	}
-	rs.rec = rec
-	rs.mu.Unlock()
-	notify := f.regionItemsLocked(r.id)
-	f.mu.Unlock()
-	for _, it := range notify {
-		it.refresh()
-	}
-	return nil
+	return f.b.resizeRegion(f, op, rec, n)
 }
 
 // ChangePermissions sets the region's mode bits. Only the owner may; bits
@@ -406,53 +260,22 @@ func (r *Region) ChangePermissions(mode uint32) error {
 		return err
 	}
 	f := r.f
-	if f.remote != nil {
-		return r.rChangePermissions(op, mode&0o777)
+	if err := f.b.changeRegionPermissions(f, op, rec, mode&0o777); err != nil {
+		return err
 	}
-	if rec.UID != f.uid {
-		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change region %q's permissions", rec.UID, rec.Name)
-	}
-	old := rec
-	rec.Mode = mode & 0o777
+	f.refreshRegionItems(op, r.id)
+	return nil
+}
+
+// refreshRegionItems gives every open item handle of region id a new view
+// (see itemBackend.refresh), after a change to the region.
+func (f *Fam) refreshRegionItems(op string, id uint64) {
 	f.mu.Lock()
-	rs, err := f.regionLocked(r.id)
-	if err != nil {
-		f.mu.Unlock()
-		return Errorf(CodeResource, op, "%v", err)
-	}
-	rs.mu.Lock()
-	// With region-level permissions every item's access class changes:
-	// its bytes move to the new class's heap file (see storage.go).
-	var moved []metadata.Item
-	if !Placed(rs.rec) && PermLevel(rec.PermLevel) != PermDataItem {
-		for _, it := range f.store.Items(r.id) {
-			if err := rs.move(classOf(old, it), classOf(rec, it), it.Offset, it.Size); err != nil {
-				for _, m := range moved {
-					_ = rs.move(classOf(rec, m), classOf(old, m), m.Offset, m.Size)
-				}
-				rs.mu.Unlock()
-				f.mu.Unlock()
-				return Errorf(CodeNoSpace, op, "moving the items of region %q to its new permissions' heap file: %v", rec.Name, err)
-			}
-			moved = append(moved, it)
-		}
-	}
-	if err := f.store.UpdateRegion(rec); err != nil {
-		for _, m := range moved {
-			_ = rs.move(classOf(rec, m), classOf(old, m), m.Offset, m.Size)
-		}
-		rs.mu.Unlock()
-		f.mu.Unlock()
-		return storeErr(op, "region", rec.Name, err)
-	}
-	rs.rec = rec
-	rs.mu.Unlock()
-	notify := f.regionItemsLocked(r.id)
+	notify := f.regionItemsLocked(id)
 	f.mu.Unlock()
 	for _, it := range notify {
-		it.refresh()
+		_ = f.b.refresh(it, op, nil)
 	}
-	return nil
 }
 
 // Used returns the bytes of the region's items (the sum of their sizes),
@@ -465,19 +288,7 @@ func (r *Region) Used() (uint64, error) {
 	if err := r.usable(op); err != nil {
 		return 0, err
 	}
-	f := r.f
-	if f.remote != nil {
-		return 0, Errorf(CodeUnimplemented, op, "region usage is kept by famd")
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rs, err := f.regionLocked(r.id)
-	if err != nil {
-		return 0, Errorf(CodeNotFound, op, "region %d: %v", r.id, err)
-	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return rs.itemBytes, nil
+	return r.f.b.regionUsed(r.f, op, r.id)
 }
 
 // storeErr turns a metadata error into an *Error with the right code.

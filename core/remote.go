@@ -53,6 +53,15 @@ type remote struct {
 	// memClient).
 	mmu  sync.Mutex
 	mems map[uint64]*transport.Client
+
+	// staleMaps are item mappings of renewed or released views, retired
+	// at Finalize (a racing thread may still use one).
+	smu       sync.Mutex
+	staleMaps [][]byte
+
+	// afterBackupCheck, set only by tests (export_test.go), runs between
+	// a restore's check that the backup exists and its copy.
+	afterBackupCheck func()
 }
 
 // DefaultTimeout bounds every call to a famd that does not answer.
@@ -247,7 +256,8 @@ func awaitRestartedFamd(ctx context.Context, cc *grpc.ClientConn, network, addre
 	}
 }
 
-func (r *remote) close() {
+// shutdown ends the session and closes every connection.
+func (r *remote) shutdown() {
 	if r.endSession != nil {
 		r.endSession()
 	}
@@ -293,7 +303,7 @@ func (r *remote) famErr(op string, fe *pb.FamError, err error) error {
 }
 
 // dataErr maps a data-plane failure to an *Error.
-func (r *remote) dataErr(op string, err error) error {
+func dataErr(op string, err error) error {
 	var te *transport.Error
 	switch {
 	case err == nil:

@@ -15,129 +15,108 @@ import (
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
-// The methods here are the famd-served counterparts of the embedded code;
-// each public method branches to them when f.remote is set.
+// The methods here make remote the famd-served backend (see backend.go):
+// famd checks permissions and keeps the catalogue; this side keeps the
+// keys of its item handles and renews them when famd revokes one.
 
 func attrToPB(a RegionAttr) *pb.RegionAttr {
 	return &pb.RegionAttr{Redundancy: uint32(a.Redundancy), Memory: uint32(a.Memory),
 		Interleave: uint32(a.Interleave), PermLevel: uint32(a.PermLevel)}
 }
 
-func (f *Fam) rCreateRegion(op, name string, size uint64, mode uint32, attr RegionAttr) (*Region, error) {
-	ctx, cancel := f.remote.ctx()
+func (r *remote) createRegion(_ *Fam, op, name string, size uint64, mode uint32, attr RegionAttr) (uint64, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.CreateRegion(ctx, &pb.CreateRegionRequest{Name: name, Size: size, Mode: mode, Attr: attrToPB(attr)})
-	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
-		return nil, err
+	rep, err := r.cl.CreateRegion(ctx, &pb.CreateRegionRequest{Name: name, Size: size, Mode: mode, Attr: attrToPB(attr)})
+	if err := r.famErr(op, rep.GetErr(), err); err != nil {
+		return 0, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.newRegionLocked(rep.GetRegion().GetId(), stateOpen), nil
+	return rep.GetRegion().GetId(), nil
 }
 
-func (f *Fam) rLookupRegion(op, name string) (*Region, error) {
-	ctx, cancel := f.remote.ctx()
+func (r *remote) lookupRegion(_ *Fam, op, name string) (uint64, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.LookupRegion(ctx, &pb.LookupRegionRequest{Name: name})
-	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
-		return nil, err
+	rep, err := r.cl.LookupRegion(ctx, &pb.LookupRegionRequest{Name: name})
+	if err := r.famErr(op, rep.GetErr(), err); err != nil {
+		return 0, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.newRegionLocked(rep.GetRegion().GetId(), stateOpen), nil
+	return rep.GetRegion().GetId(), nil
 }
 
-// rRegion fetches a region's record (the permission check is famd's).
-func (f *Fam) rRegion(op string, id uint64) (metadata.Region, error) {
-	ctx, cancel := f.remote.ctx()
+// regionRecord fetches a region's record; the permission check, lazy or
+// not, is famd's.
+func (r *remote) regionRecord(_ *Fam, op string, id uint64, _ bool) (metadata.Region, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.RegionByID(ctx, &pb.RegionByIDRequest{Id: id})
-	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+	rep, err := r.cl.RegionByID(ctx, &pb.RegionByIDRequest{Id: id})
+	if err := r.famErr(op, rep.GetErr(), err); err != nil {
 		return metadata.Region{}, err
 	}
 	return regionFromPB(rep.GetRegion()), nil
 }
 
-func (f *Fam) rReply(op string, rep interface{ GetErr() *pb.FamError }, err error) error {
-	return f.remote.famErr(op, rep.GetErr(), err)
+func (r *remote) reply(op string, rep interface{ GetErr() *pb.FamError }, err error) error {
+	return r.famErr(op, rep.GetErr(), err)
 }
 
-func (r *Region) rDestroy(op string) error {
-	f := r.f
-	ctx, cancel := f.remote.ctx()
+// destroyRegion leaves nothing to free here: famd frees the memory.
+func (r *remote) destroyRegion(_ *Fam, op string, rec metadata.Region) (func(), error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.DestroyRegion(ctx, &pb.RegionByIDRequest{Id: r.id})
-	if err := f.rReply(op, rep, err); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	notify := f.closeItemsLocked(func(g GlobalDesc) bool { return g.RegionID == r.id })
-	for h := range f.rhandles[r.id] {
-		h.state.Store(stateClosed)
-	}
-	delete(f.rhandles, r.id)
-	f.mu.Unlock()
-	release(notify)
-	return nil
+	rep, err := r.cl.DestroyRegion(ctx, &pb.RegionByIDRequest{Id: rec.ID})
+	return nil, r.reply(op, rep, err)
 }
 
-func (r *Region) rResize(op string, n uint64) error {
-	ctx, cancel := r.f.remote.ctx()
+// resizeRegion leaves the handles' views to famd's revocation events:
+// famd revokes the keys of a resized region's items.
+func (r *remote) resizeRegion(_ *Fam, op string, rec metadata.Region, n uint64) error {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := r.f.remote.cl.ResizeRegion(ctx, &pb.ResizeRegionRequest{Id: r.id, Size: n})
-	return r.f.rReply(op, rep, err)
+	rep, err := r.cl.ResizeRegion(ctx, &pb.ResizeRegionRequest{Id: rec.ID, Size: n})
+	return r.reply(op, rep, err)
 }
 
-func (r *Region) rChangePermissions(op string, mode uint32) error {
-	f := r.f
-	ctx, cancel := f.remote.ctx()
+func (r *remote) changeRegionPermissions(_ *Fam, op string, rec metadata.Region, mode uint32) error {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.ChangeRegionPermissions(ctx, &pb.ChangeRegionPermissionsRequest{Id: r.id, Mode: mode})
-	if err := f.rReply(op, rep, err); err != nil {
-		return err
-	}
-	f.refreshRegionItems(r.id)
-	return nil
+	rep, err := r.cl.ChangeRegionPermissions(ctx, &pb.ChangeRegionPermissionsRequest{Id: rec.ID, Mode: mode})
+	return r.reply(op, rep, err)
 }
 
-func (f *Fam) refreshRegionItems(id uint64) {
-	f.mu.Lock()
-	notify := f.regionItemsLocked(id)
-	f.mu.Unlock()
-	for _, it := range notify {
-		_ = it.reresolve("fam_change_permissions")
-	}
+func (r *remote) regionUsed(_ *Fam, op string, _ uint64) (uint64, error) {
+	return 0, Errorf(CodeUnimplemented, op, "region usage is kept by famd")
 }
 
 // openView turns an item reply into a view: the key for the data plane
 // and, when famd is on this host, a mapping of the item made from the heap
 // file famd passes (read-only without write permission).
-func (f *Fam) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
+func (r *remote) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
 	rec := itemFromPB(ii)
 	key, ok := keyOf(ii.GetKey())
 	if !ok {
 		return nil, rec, Errorf(CodeRPC, "fam_lookup", "famd sent a malformed item key")
 	}
-	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key, dp: f.remote.data}
+	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key, dp: r.data}
 	if srv := ii.GetServers(); len(srv) > 0 && srv[0] != 0 {
-		sp, err := f.remote.stripes(ii)
+		sp, err := r.stripes(ii)
 		if err != nil {
 			return nil, rec, err
 		}
 		v.dp, v.striped = sp, true
 		return v, rec, nil
 	}
-	if f.remote.unix && v.rights&RightRead != 0 {
-		if m, b, err := f.remote.mapItem(key, v.rights); err == nil {
+	if r.unix && v.rights&RightRead != 0 {
+		if m, b, err := r.mapKey(key, v.rights); err == nil {
 			v.mem, v.mapping = b, m
 		}
 	}
 	return v, rec, nil
 }
 
-// mapItem maps an item from the descriptor famd passes over the Unix
+// mapKey maps an item from the descriptor famd passes over the Unix
 // socket. It returns the whole mapping and the item's bytes within it.
-func (r *remote) mapItem(key transport.Key, rights Rights) (m, b []byte, err error) {
+func (r *remote) mapKey(key transport.Key, rights Rights) (m, b []byte, err error) {
 	fl, off, size, _, err := r.data.OpenFD(key)
 	if err != nil {
 		return nil, nil, err
@@ -146,65 +125,67 @@ func (r *remote) mapItem(key transport.Key, rights Rights) (m, b []byte, err err
 	return mapRange(int(fl.Fd()), off, size, rights)
 }
 
-func (f *Fam) rNewItem(op string, rep *pb.ItemReply, err error) (*Item, error) {
-	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+// newItem binds a handle to the item famd answered with.
+func (r *remote) newItem(f *Fam, op string, rep *pb.ItemReply, err error) (*Item, error) {
+	if err := r.famErr(op, rep.GetErr(), err); err != nil {
 		return nil, err
 	}
-	v, rec, err := f.openView(rep.GetItem())
+	v, rec, err := r.openView(rep.GetItem())
 	if err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed.Load() {
-		return nil, f.check(op)
+	it, err := f.bindItemLocked(op, rec, v)
+	f.mu.Unlock()
+	if err != nil {
+		r.discard(v)
 	}
-	return f.newItemLocked(rec, v), nil
+	return it, err
 }
 
-func (r *Region) rAllocate(op, name string, n uint64, mode uint32) (*Item, error) {
-	ctx, cancel := r.f.remote.ctx()
+func (r *remote) allocate(f *Fam, op string, reg *Region, name string, n uint64, mode uint32) (*Item, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := r.f.remote.cl.Allocate(ctx, &pb.AllocateRequest{RegionId: r.id, Name: name, Size: n, Mode: mode})
-	return r.f.rNewItem(op, rep, err)
+	rep, err := r.cl.Allocate(ctx, &pb.AllocateRequest{RegionId: reg.id, Name: name, Size: n, Mode: mode})
+	return r.newItem(f, op, rep, err)
 }
 
-func (f *Fam) rLookup(op, item, region string) (*Item, error) {
-	ctx, cancel := f.remote.ctx()
+func (r *remote) lookup(f *Fam, op, item, region string) (*Item, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.Lookup(ctx, &pb.LookupRequest{Item: item, Region: region})
-	return f.rNewItem(op, rep, err)
+	rep, err := r.cl.Lookup(ctx, &pb.LookupRequest{Item: item, Region: region})
+	return r.newItem(f, op, rep, err)
 }
 
-// rResolve resolves a lazy handle or renews a stale key through ItemAt. It
-// returns whatever item is at the handle's descriptor now, with its
-// incarnation in the record; renewing callers check that it is theirs.
-func (it *Item) rResolve(op string) (*itemView, metadata.Item, error) {
-	f := it.f
-	ctx, cancel := f.remote.ctx()
+func (r *remote) resolveLocked(_ *Fam, op string, g GlobalDesc) (*itemView, metadata.Item, error) {
+	return r.itemAt(op, g)
+}
+
+// itemAt resolves a lazy handle or renews a stale key through ItemAt. It
+// returns whatever item is at g now, with its incarnation in the record;
+// renewing callers check that it is theirs.
+func (r *remote) itemAt(op string, g GlobalDesc) (*itemView, metadata.Item, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.ItemAt(ctx, &pb.ItemAtRequest{RegionId: it.g.RegionID, Offset: it.g.Offset})
-	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+	rep, err := r.cl.ItemAt(ctx, &pb.ItemAtRequest{RegionId: g.RegionID, Offset: g.Offset})
+	if err := r.famErr(op, rep.GetErr(), err); err != nil {
 		return nil, metadata.Item{}, err
 	}
-	return f.openView(rep.GetItem())
+	return r.openView(rep.GetItem())
 }
 
-// reresolve replaces the handle's view after its key went stale (famd
-// restarted, or permissions changed) and tells the watcher. It fails with
-// CodeNotFound when the handle's item is gone, even if another item now
-// occupies its offset: a handle never moves to a different item.
-func (it *Item) reresolve(op string) error { return it.renew(op, nil) }
-
-// renew is reresolve; with stale set it renews only a handle that still
-// uses that key: a thread of this program may have renewed it meanwhile
-// (its own chmod does), and renewing again would withdraw the key that
-// thread is about to use.
-func (it *Item) renew(op string, stale *transport.Key) error {
+// refresh replaces the handle's view by a new key's (famd restarted, or
+// permissions changed). It fails with CodeNotFound when the handle's item
+// is gone, even if another item now occupies its offset: a handle never
+// moves to a different item. With stale set it renews only a handle that
+// still uses that key: a thread of this program may have renewed it
+// meanwhile (its own chmod does), and renewing again would withdraw the
+// key that thread is about to use.
+func (r *remote) refresh(it *Item, op string, stale *transport.Key) error {
 	if it.state.Load() != stateOpen {
 		return Errorf(CodeInvalid, op, "data item handle was released")
 	}
-	v, rec, err := it.rResolve(op)
+	v, rec, err := r.itemAt(op, it.g)
 	if err != nil {
 		return err
 	}
@@ -215,7 +196,7 @@ func (it *Item) renew(op string, stale *transport.Key) error {
 	open := it.state.Load() == stateOpen
 	if !open || rec.Gen != it.inc {
 		f.mu.Unlock()
-		f.rDiscard(v)
+		r.discard(v)
 		if !open {
 			return Errorf(CodeInvalid, op, "data item handle was released")
 		}
@@ -223,7 +204,7 @@ func (it *Item) renew(op string, stale *transport.Key) error {
 	}
 	if cur := it.view.Load(); stale != nil && (cur == nil || cur.key != *stale) {
 		f.mu.Unlock()
-		f.rDiscard(v)
+		r.discard(v)
 		return nil
 	}
 	old := it.view.Swap(v)
@@ -237,26 +218,26 @@ func (it *Item) renew(op string, stale *transport.Key) error {
 	// still use the old mapping (whose bytes may have moved to another
 	// heap file).
 	it.fire()
-	it.rRemapMaps(v)
+	r.remapMaps(it, v)
 	if old != nil {
-		f.rForget(old)
+		r.closeView(old)
 	}
 	return nil
 }
 
-// rRemapMaps points the handle's fam_map mappings, in place, at the file
+// remapMaps points the handle's fam_map mappings, in place, at the file
 // famd passes for view v: a permission change moves the item's bytes to
 // another heap file (spec/wire.md section 9), and an address the program
 // got from fam_map must keep showing the item. Without a descriptor (no
 // read right any more) the old mappings stay, showing the zeroed bytes.
-func (it *Item) rRemapMaps(v *itemView) {
+func (r *remote) remapMaps(it *Item, v *itemView) {
 	it.wmu.Lock()
 	n := len(it.maps)
 	it.wmu.Unlock()
-	if n == 0 || !it.f.remote.unix || v.striped || v.rights&RightRead == 0 {
+	if n == 0 || !r.unix || v.striped || v.rights&RightRead == 0 {
 		return
 	}
-	fl, off, _, _, err := it.f.remote.data.OpenFD(v.key)
+	fl, off, _, _, err := r.data.OpenFD(v.key)
 	if err != nil {
 		return
 	}
@@ -273,28 +254,37 @@ func (it *Item) rRemapMaps(v *itemView) {
 	}
 }
 
-// rDiscard gives back a view that was never published: famd forgets its
+// discard gives back a view that was never published: famd forgets its
 // key, and its mapping, which no other thread can be using, goes at once.
-func (f *Fam) rDiscard(v *itemView) {
-	ctx, cancel := f.remote.ctx()
+func (r *remote) discard(v *itemView) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	_, _ = f.remote.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	_, _ = r.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
 	if v.mapping != nil {
 		_ = unix.Munmap(v.mapping)
 	}
 }
 
-// rForget tells famd a key is no longer used, best effort. The mapping of
-// the old view stays until the handle is released: another thread may
-// still be copying through it.
-func (f *Fam) rForget(v *itemView) {
-	ctx, cancel := f.remote.ctx()
+// closeView tells famd a key is no longer used, best effort. The mapping
+// of the old view stays until Finalize: another thread may still be
+// copying through it.
+func (r *remote) closeView(v *itemView) {
+	if v.size == 0 {
+		return // never had a key of its own
+	}
+	ctx, cancel := r.ctx()
 	defer cancel()
-	_, _ = f.remote.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	_, _ = r.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	r.dropView(v)
+}
+
+// dropView keeps the mapping of a view famd has dropped already (its item
+// or region is gone) for Finalize to retire.
+func (r *remote) dropView(v *itemView) {
 	if v.mapping != nil {
-		f.mu.Lock()
-		f.staleMaps = append(f.staleMaps, v.mapping)
-		f.mu.Unlock()
+		r.smu.Lock()
+		r.staleMaps = append(r.staleMaps, v.mapping)
+		r.smu.Unlock()
 	}
 }
 
@@ -303,19 +293,20 @@ func (f *Fam) rForget(v *itemView) {
 func (it *Item) remoteData(op string, fn func(v *itemView) error) error {
 	err := fn(it.view.Load())
 	if errors.Is(err, transport.ErrStaleKey) {
-		if rerr := it.reresolve(op); rerr != nil {
+		// Only a famd-served view has a key to go stale.
+		if rerr := it.f.b.refresh(it, op, nil); rerr != nil {
 			return rerr
 		}
 		// Even if the renewed view is mapped here, famd serves the same
 		// bytes, so finishing this call remotely is correct.
 		err = fn(it.view.Load())
 	}
-	if errors.Is(err, transport.ErrUnavailable) && it.view.Load().striped {
+	if sp, ok := it.view.Load().dp.(*stripedPlane); ok && errors.Is(err, transport.ErrUnavailable) {
 		// A memory server may have come back at a new address: the next
 		// call asks the metadata service again.
-		it.f.remote.forgetMems()
+		sp.r.forgetMems()
 	}
-	return it.f.remote.dataErr(op, err)
+	return dataErr(op, err)
 }
 
 // keyed makes a control call that names the item by its key. famd may have
@@ -324,13 +315,13 @@ func (it *Item) remoteData(op string, fn func(v *itemView) error) error {
 // then renewed once, re-running the permission check, and the call made
 // again, as the data path does. A real denial is answered the same way
 // twice.
-func keyed[R interface{ GetErr() *pb.FamError }](it *Item, op string, ctx context.Context, call func(key []byte) (R, error)) (R, error) {
+func keyed[R interface{ GetErr() *pb.FamError }](r *remote, it *Item, op string, call func(key []byte) (R, error)) (R, error) {
 	v := it.view.Load()
 	rep, err := call(v.key[:])
 	if err != nil || rep.GetErr().GetCode() != int32(CodeNoPerm) {
 		return rep, err
 	}
-	if rerr := it.renew(op, &v.key); rerr != nil {
+	if rerr := r.refresh(it, op, &v.key); rerr != nil {
 		if CodeOf(rerr) == CodeNoPerm {
 			return rep, err
 		}
@@ -350,86 +341,67 @@ func famError(err error) *Error {
 	return nil
 }
 
-func (it *Item) rRecord(op string) (metadata.Item, error) {
-	f := it.f
-	ctx, cancel := f.remote.ctx()
+func (r *remote) itemRecord(it *Item, op string) (metadata.Item, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.ItemReply, error) {
-		return f.remote.cl.StatItem(ctx, &pb.KeyRequest{Key: k})
+	rep, err := keyed(r, it, op, func(k []byte) (*pb.ItemReply, error) {
+		return r.cl.StatItem(ctx, &pb.KeyRequest{Key: k})
 	})
 	if fe := famError(err); fe != nil {
 		return metadata.Item{}, fe
 	}
-	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+	if err := r.famErr(op, rep.GetErr(), err); err != nil {
 		return metadata.Item{}, err
 	}
 	return itemFromPB(rep.GetItem()), nil
 }
 
-func (it *Item) rClose() {
-	if v := it.view.Load(); v != nil && v.size > 0 {
-		it.f.rForget(v)
-	}
-}
-
-func (it *Item) rDeallocate(op string) error {
-	f := it.f
-	ctx, cancel := f.remote.ctx()
+func (r *remote) deallocate(it *Item, op string) error {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.Reply, error) {
-		return f.remote.cl.Deallocate(ctx, &pb.KeyRequest{Key: k})
+	rep, err := keyed(r, it, op, func(k []byte) (*pb.Reply, error) {
+		return r.cl.Deallocate(ctx, &pb.KeyRequest{Key: k})
 	})
 	if fe := famError(err); fe != nil {
 		return fe
 	}
-	if err := f.rReply(op, rep, err); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	notify := f.closeIncarnationLocked(it.key())
-	f.mu.Unlock()
-	release(notify)
-	return nil
+	return r.reply(op, rep, err)
 }
 
-func (it *Item) rChangePermissions(op string, mode uint32) error {
-	f := it.f
-	ctx, cancel := f.remote.ctx()
+func (r *remote) changeItemPermissions(it *Item, op string, _ metadata.Item, mode uint32) error {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.Reply, error) {
-		return f.remote.cl.ChangeItemPermissions(ctx, &pb.ChangeItemPermissionsRequest{Key: k, Mode: mode})
+	rep, err := keyed(r, it, op, func(k []byte) (*pb.Reply, error) {
+		return r.cl.ChangeItemPermissions(ctx, &pb.ChangeItemPermissionsRequest{Key: k, Mode: mode})
 	})
 	if fe := famError(err); fe != nil {
 		return fe
 	}
-	if err := f.rReply(op, rep, err); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	hs := f.incarnationItemsLocked(it.key())
-	f.mu.Unlock()
-	for _, h := range hs {
-		_ = h.reresolve(op)
-	}
-	return nil
+	return r.reply(op, rep, err)
 }
 
-// dropView unmaps a released handle's mapping.
-func (it *Item) dropView() {
-	if v := it.view.Load(); v != nil && v.mapping != nil {
-		it.f.mu.Lock()
-		it.f.staleMaps = append(it.f.staleMaps, v.mapping)
-		it.f.mu.Unlock()
+func (r *remote) mapItem(it *Item, op string, v *itemView) (m, b []byte, err error) {
+	if v.striped {
+		return nil, nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; data item {%d, %d} is interleaved over memory servers", it.g.RegionID, it.g.Offset)
 	}
-	it.unmapAll()
+	if !r.unix {
+		return nil, nil, Errorf(CodeUnimplemented, op, "fam_map needs the memory on this host; famd at %s is reached over TCP", r.addr)
+	}
+	m, b, err = r.mapKey(v.key, v.rights)
+	if err != nil {
+		return nil, nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, it.g.Offset, err)
+	}
+	return m, b, nil
 }
 
-func (f *Fam) remoteCopy(op string, src *Item, srcOff uint64, dst *Item, dstOff, n uint64) error {
-	sv, dv := src.view.Load(), dst.view.Load()
-	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(n))
-	defer cancel()
-	rep, err := f.remote.cl.Copy(ctx, &pb.CopyRequest{SrcKey: sv.key[:], SrcOffset: srcOff, DstKey: dv.key[:], DstOffset: dstOff, Nbytes: n})
-	return f.rReply(op, rep, err)
+// copier has famd copy within its own storage.
+func (r *remote) copier(op string, _ *Item, sv *itemView, srcOff uint64, _ *Item, dv *itemView, dstOff, n uint64) (func() error, error) {
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), r.timeout+copyTime(n))
+		defer cancel()
+		rep, err := r.cl.Copy(ctx, &pb.CopyRequest{SrcKey: sv.key[:], SrcOffset: srcOff, DstKey: dv.key[:], DstOffset: dstOff, Nbytes: n})
+		return r.reply(op, rep, err)
+	}, nil
 }
 
 // copyTime allows a large server-side operation time proportional to its
@@ -437,77 +409,120 @@ func (f *Fam) remoteCopy(op string, src *Item, srcOff uint64, dst *Item, dstOff,
 // call timeout.
 func copyTime(n uint64) time.Duration { return time.Duration(n) }
 
-// rBackup and rRestore make famd's copy and return when it is done; Backup
-// and Restore run them in the background (inBackground), so their errors (a
-// missing backup, a name in use) reach the caller through the Wait, never
-// through a later fam_quiet.
-func (f *Fam) rBackup(op string, it *Item, name string) (*Wait, error) {
-	v := it.view.Load()
-	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
-	defer cancel()
-	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.Reply, error) {
-		return f.remote.cl.Backup(ctx, &pb.BackupRequest{Key: k, Name: name})
-	})
-	if fe := famError(err); fe != nil {
-		return nil, fe
-	}
-	if err := f.rReply(op, rep, err); err != nil {
+// backup and restore have famd make its copy (one call that returns
+// when it is done) as an operation of the default context (inBackground),
+// so that they return at once, as on the embedded store, and their errors
+// (a missing backup, a name in use) reach the caller through the Wait,
+// never through a later fam_quiet.
+func (r *remote) backup(f *Fam, op string, it *Item, v *itemView, name, _ string) (*Wait, error) {
+	// A name in use is the call's error, as on the embedded store, not
+	// only the Wait's: famd lists the backups the caller may read. One it
+	// may not read still fails, with famd's CodeExists at the Wait.
+	_, taken, err := r.backupVisible(op, name)
+	if err != nil {
 		return nil, err
 	}
-	return f.def.start(func() error { return nil }), nil
+	if taken {
+		return nil, Errorf(CodeExists, op, "backup %q already exists (backup names are shared by all users)", name)
+	}
+	if r.afterBackupCheck != nil {
+		r.afterBackupCheck()
+	}
+	return f.inBackground(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), r.timeout+copyTime(v.size))
+		defer cancel()
+		rep, err := keyed(r, it, op, func(k []byte) (*pb.Reply, error) {
+			return r.cl.Backup(ctx, &pb.BackupRequest{Key: k, Name: name})
+		})
+		if fe := famError(err); fe != nil {
+			return fe
+		}
+		return r.reply(op, rep, err)
+	}), nil
 }
 
-func (f *Fam) rRestore(op, name string, dst *Item) (*Wait, error) {
+// restore reports a backup that does not exist (or that the caller may
+// not read) from the call itself, as on the embedded store and as OpenFAM
+// programs expect: one that famd does not list is restored at once, so
+// that famd's own answer (not found, no permission) is the call's error. A
+// listed one is copied in the background.
+func (r *remote) restore(f *Fam, op, name string, dst *Item, v *itemView) (*Wait, error) {
+	// A backup that does not exist (or that the caller may not read) is
+	// reported by the call itself, as on the embedded store and as OpenFAM
+	// programs expect: one that famd does not list, or one larger than
+	// dst, is restored at once, so that famd's own answer (not found, no
+	// permission, out of range) is the call's error. A listed one that fits
+	// is copied in the background.
+	size, visible, err := r.backupVisible(op, name)
+	if err != nil {
+		return nil, err
+	}
+	if !visible || size > v.size {
+		if err := r.restoreNow(op, name, dst); err != nil {
+			return nil, err
+		}
+		return f.def.start(func() error { return nil }), nil
+	}
+	if r.afterBackupCheck != nil {
+		r.afterBackupCheck()
+	}
+	return f.inBackground(func() error { return r.restoreNow(op, name, dst) }), nil
+}
+
+func (r *remote) restoreNow(op, name string, dst *Item) error {
 	v := dst.view.Load()
-	ctx, cancel := context.WithTimeout(context.Background(), f.remote.timeout+copyTime(v.size))
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout+copyTime(v.size))
 	defer cancel()
-	rep, err := keyed(dst, op, ctx, func(k []byte) (*pb.Reply, error) {
-		return f.remote.cl.Restore(ctx, &pb.RestoreRequest{Name: name, Key: k})
+	rep, err := keyed(r, dst, op, func(k []byte) (*pb.Reply, error) {
+		return r.cl.Restore(ctx, &pb.RestoreRequest{Name: name, Key: k})
 	})
 	if fe := famError(err); fe != nil {
-		return nil, fe
+		return fe
 	}
-	if err := f.rReply(op, rep, err); err != nil {
-		return nil, err
-	}
-	return f.def.start(func() error { return nil }), nil
+	return r.reply(op, rep, err)
 }
 
-func (f *Fam) rRestoreNew(op, name string, r *Region, itemName string, mode uint32) (*Wait, *Item, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*f.remote.timeout)
+func (r *remote) restoreNew(f *Fam, op, name string, reg *Region, itemName string, mode uint32) (*Wait, *Item, error) {
+	if _, err := f.backupPath(op, name); err != nil {
+		return nil, nil, err
+	}
+	if _, err := reg.record(op); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*r.timeout)
 	defer cancel()
-	rep, err := f.remote.cl.RestoreNew(ctx, &pb.RestoreNewRequest{Name: name, RegionId: r.id, ItemName: itemName, Mode: mode})
-	it, err := f.rNewItem(op, rep, err)
+	rep, err := r.cl.RestoreNew(ctx, &pb.RestoreNewRequest{Name: name, RegionId: reg.id, ItemName: itemName, Mode: mode})
+	it, err := r.newItem(f, op, rep, err)
 	if err != nil {
 		return nil, nil, err
 	}
 	return f.def.start(func() error { return nil }), it, nil
 }
 
-func (f *Fam) rDeleteBackup(op, name string) (*Wait, error) {
-	ctx, cancel := f.remote.ctx()
+func (r *remote) deleteBackup(f *Fam, op, name, _ string) (*Wait, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.DeleteBackup(ctx, &pb.BackupNameRequest{Name: name})
-	if err := f.rReply(op, rep, err); err != nil {
+	rep, err := r.cl.DeleteBackup(ctx, &pb.BackupNameRequest{Name: name})
+	if err := r.reply(op, rep, err); err != nil {
 		return nil, err
 	}
 	return f.def.start(func() error { return nil }), nil
 }
 
-func (f *Fam) rListBackups(op, prefix string) (string, error) {
-	ctx, cancel := f.remote.ctx()
+func (r *remote) listBackups(_ *Fam, op, prefix string) (string, error) {
+	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.ListBackups(ctx, &pb.BackupNameRequest{Name: prefix})
-	if err := f.rReply(op, rep, err); err != nil {
+	rep, err := r.cl.ListBackups(ctx, &pb.BackupNameRequest{Name: prefix})
+	if err := r.reply(op, rep, err); err != nil {
 		return "", err
 	}
 	return rep.GetText(), nil
 }
 
-// rBackupVisible reports whether famd lists backup name for the caller
+// backupVisible reports whether famd lists backup name for the caller
 // (a listing shows only what the caller may read), and its size then.
-func (f *Fam) rBackupVisible(op, name string) (size uint64, visible bool, err error) {
-	text, err := f.rListBackups(op, name)
+func (r *remote) backupVisible(op, name string) (size uint64, visible bool, err error) {
+	text, err := r.listBackups(nil, op, name)
 	if err != nil {
 		return 0, false, err
 	}
@@ -524,12 +539,79 @@ func (f *Fam) rBackupVisible(op, name string) (size uint64, visible bool, err er
 	return 0, false, nil
 }
 
-// rBarrier waits at famd's barrier for this job. It has no deadline: PEs
-// may legitimately arrive far apart; a famd that goes away ends it.
-func (f *Fam) rBarrier(op string) error {
-	rep, err := f.remote.cl.Barrier(context.Background(), &pb.BarrierRequest{Job: f.remote.job, Size: uint32(f.peCount), Rank: uint32(f.peID)})
-	return f.rReply(op, rep, err)
+// --- listings ---
+
+func (r *remote) listRegions(_ *Fam, op string, _ bool) ([]metadata.Region, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	rep, err := r.cl.ListRegions(ctx, &pb.ListRegionsRequest{})
+	if err := r.famErr(op, rep.GetErr(), err); err != nil {
+		return nil, err
+	}
+	var recs []metadata.Region
+	for _, ri := range rep.GetRegions() {
+		recs = append(recs, regionFromPB(ri))
+	}
+	return recs, nil
 }
+
+func (r *remote) listItems(_ *Fam, op string, rec metadata.Region) (map[uint64]Stat, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	rep, err := r.cl.ListItems(ctx, &pb.ListItemsRequest{RegionId: rec.ID})
+	if err := r.famErr(op, rep.GetErr(), err); err != nil {
+		return nil, err
+	}
+	out := map[uint64]Stat{}
+	for _, ii := range rep.GetItems() {
+		out[ii.GetOffset()] = Stat{Size: ii.GetSize(), Mode: ii.GetMode(), Name: ii.GetName(), UID: ii.GetUid(), GID: ii.GetGid()}
+	}
+	return out, nil
+}
+
+// --- instance ---
+
+func (r *remote) quiesce() {
+	if r.endSession != nil {
+		r.endSession()
+	}
+}
+
+// close tells famd the open handles' keys are done with, retires every
+// mapping famd passed (see scrubMapping) and closes the connections.
+func (r *remote) close(_ *Fam, views []*itemView) error {
+	for _, v := range views {
+		r.closeView(v)
+	}
+	r.smu.Lock()
+	for _, m := range r.staleMaps {
+		scrubMapping(m)
+	}
+	r.staleMaps = nil
+	r.smu.Unlock()
+	r.shutdown()
+	return nil
+}
+
+// sync has nothing to flush: famd keeps the memory.
+func (r *remote) sync(*Fam) {}
+
+// barrier waits at famd's barrier for this job. It has no deadline: PEs
+// may legitimately arrive far apart; a famd that goes away ends it.
+func (r *remote) barrier(f *Fam, op string) error {
+	rep, err := r.cl.Barrier(context.Background(), &pb.BarrierRequest{Job: r.job, Size: uint32(f.peCount), Rank: uint32(f.peID)})
+	return r.reply(op, rep, err)
+}
+
+// model is the model in use, whatever was asked: programs (and OpenFAM's
+// own tests) run memory-server-only paths when they read this.
+func (r *remote) model(string) string { return "memory_server" }
+
+func (r *remote) localUsage(_ *Fam, op string) (int, uint64, uint64, error) {
+	return 0, 0, 0, Errorf(CodeUnimplemented, op, "region usage is kept by famd")
+}
+
+func (r *remote) lostVolatile() []string { return nil }
 
 // keyRevoked runs when famd reports that it revoked key: another program
 // changed the item's permissions, deallocated it, or destroyed or resized
@@ -549,7 +631,7 @@ func (f *Fam) keyRevoked(key transport.Key) {
 		return // closed, renewed or released already
 	}
 	const op = "fam_revoked"
-	err := it.renew(op, &key)
+	err := f.b.refresh(it, op, &key)
 	switch CodeOf(err) {
 	case CodeNotFound:
 		f.mu.Lock()
@@ -566,9 +648,7 @@ func (f *Fam) keyRevoked(key transport.Key) {
 		// The key stays indexed: famd may still send events for it.
 		nv := &itemView{size: old.size, key: old.key, dp: old.dp, striped: old.striped}
 		it.view.Store(nv)
-		if old.mapping != nil {
-			f.staleMaps = append(f.staleMaps, old.mapping)
-		}
+		f.b.dropView(old)
 		f.mu.Unlock()
 		it.fire()
 	}

@@ -103,9 +103,9 @@ func (rs *regionState) heapLocked(c accessClass) (*heapFile, error) {
 // openRegion opens region rec, creating its marker file when create is
 // set, and rebuilds its allocator from the items recorded in the store.
 // Heap files open as items need them.
-func (f *Fam) openRegion(rec metadata.Region, create bool) (*regionState, error) {
+func (l *local) openRegion(rec metadata.Region, create bool) (*regionState, error) {
 	rs := &regionState{rec: rec, alloc: allocator.New(Capacity(rec)), heaps: map[accessClass]*heapFile{}}
-	items := f.store.Items(rec.ID)
+	items := l.store.Items(rec.ID)
 	for _, it := range items {
 		if err := rs.alloc.Reserve(it.Offset, it.Size); err != nil {
 			return nil, fmt.Errorf("region %q: item at offset %d (%d bytes) overlaps another: %w", rec.Name, it.Offset, it.Size, err)
@@ -116,7 +116,7 @@ func (f *Fam) openRegion(rec metadata.Region, create bool) (*regionState, error)
 		// The bytes are on memory servers: only the allocator lives here.
 		return rs, nil
 	}
-	rs.base = f.regionPath(rec)
+	rs.base = l.regionPath(rec)
 	flags := os.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	if create {
 		flags |= os.O_CREATE | os.O_EXCL
@@ -172,21 +172,21 @@ func (rs *regionState) migrate(legacy *os.File, items []metadata.Item) error {
 	return legacy.Sync()
 }
 
-// region returns the open state of region id, opening it on first use.
-// Caller holds f.mu.
-func (f *Fam) regionLocked(id uint64) (*regionState, error) {
-	if rs, ok := f.regions[id]; ok {
+// regionLocked returns the open state of region id, opening it on first
+// use. Caller holds f.mu.
+func (l *local) regionLocked(id uint64) (*regionState, error) {
+	if rs, ok := l.regions[id]; ok {
 		return rs, nil
 	}
-	rec, err := f.store.RegionByID(id)
+	rec, err := l.store.RegionByID(id)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := f.openRegion(rec, false)
+	rs, err := l.openRegion(rec, false)
 	if err != nil {
 		return nil, err
 	}
-	f.regions[id] = rs
+	l.regions[id] = rs
 	return rs, nil
 }
 

@@ -9,30 +9,5 @@ func (f *Fam) LocalUsage() (regions int, size, used uint64, err error) {
 	if err := f.check(op); err != nil {
 		return 0, 0, 0, err
 	}
-	if f.remote != nil {
-		return 0, 0, 0, Errorf(CodeUnimplemented, op, "region usage is kept by famd")
-	}
-	for _, rec := range f.store.Regions() {
-		if Placed(rec) {
-			continue
-		}
-		f.mu.Lock()
-		if f.closed.Load() {
-			// Finalized meanwhile: open nothing more.
-			f.mu.Unlock()
-			return 0, 0, 0, f.check(op)
-		}
-		rs, rerr := f.regionLocked(rec.ID)
-		f.mu.Unlock()
-		if rerr != nil {
-			// Destroyed since the listing.
-			continue
-		}
-		regions++
-		size += rec.Size
-		rs.mu.Lock()
-		used += rs.itemBytes
-		rs.mu.Unlock()
-	}
-	return regions, size, used, nil
+	return f.b.localUsage(f, op)
 }
