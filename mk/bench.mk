@@ -6,7 +6,7 @@
 BENCH_SERIES  := cmd/fambench/series.sh
 BENCH_OUT     := $(BUILD)/bench
 BENCH_PLOTS   := docs/bench
-BENCH_TOOLS   := famd famrun famctl fambench
+BENCH_TOOLS   := famd famrun famctl fambench apps
 
 .PHONY: bench bench-report bench-render bench-stripe test-fambench
 
@@ -21,13 +21,8 @@ bench-report: $(BENCH_TOOLS) ## the standard series, then plots (docs/bench/*.sv
 	$(BENCH_SERIES) --out $(BENCH_OUT) $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-render
 
-bench-render: $(PY_VENV)/.bench-stamp ## render build/bench/*.json into docs/bench/*.svg and BENCHMARKS.md
+bench-render: python-venv ## render build/bench/*.json into docs/bench/*.svg and BENCHMARKS.md (matplotlib in build/venv)
 	$(PY) cmd/fambench/report.py --in $(BENCH_OUT) --plots $(BENCH_PLOTS) --md BENCHMARKS.md
-
-# matplotlib for the plots, in the venv of mk/python.mk.
-$(PY_VENV)/.bench-stamp: $(PY_VENV)/.deps-stamp
-	$(PY) -m pip install -q --disable-pip-version-check matplotlib
-	touch $@
 
 # Every subcommand once, on the embedded store and on a famd over TCP, at
 # the smallest settings: the tool runs, its JSON parses and every figure and

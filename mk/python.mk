@@ -5,11 +5,13 @@
 PY_DIR       := bindings/python
 PY_VENV      := $(BUILD)/venv
 PY           := $(PY_VENV)/bin/python
-PY_TEST_DEPS := pytest hypothesis numpy nbclient nbformat ipykernel setuptools wheel
+PY_TEST_DEPS := pytest hypothesis numpy nbclient nbformat ipykernel setuptools wheel matplotlib
 
 .PHONY: python-venv python-install test-python bench-python
 
-$(PY_VENV)/.deps-stamp:
+# Remade when this file changes, so a venv made before a dependency was
+# added gets it (pip skips what is installed already).
+$(PY_VENV)/.deps-stamp: mk/python.mk
 	python3 -m venv $(PY_VENV)
 	$(PY) -m pip install -q --disable-pip-version-check $(PY_TEST_DEPS)
 	touch $@

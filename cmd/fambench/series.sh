@@ -4,13 +4,17 @@
 # memory servers.
 #
 #   cmd/fambench/series.sh [--quick] [--out DIR] [--paths "local unix tcp"]
-#                          [--servers "1 2 4"] [--bindir DIR] [SUBCOMMAND...]
+#                          [--servers "1 2 4"] [--pes "1 2 4"] [--scale S]
+#                          [--bindir DIR] [SUBCOMMAND...]
 #
 # Paths: local = the embedded store (the local mapping), unix = a private
 # famd on a Unix socket, tcp = a private famd over TCP on 127.0.0.1 with a
 # cluster token made for the run. Each famd has its own temporary data and
 # shm directories, removed at the end. Subcommands default to
-# `throughput latency threads atomics gather metadata`.
+# `throughput latency threads atomics gather metadata`. Then SpMV and
+# PageRank (build/apps) on an R-MAT input of 2^S rows (default 16, 12 with
+# --quick) under famrun -n P for each P of --pes, and with --servers 2,
+# interleaving on and off ("--pes none" skips them).
 #
 # Without --out, fambench's tables go to stdout (make bench). With --out DIR,
 # each run's JSON goes to DIR/<path>.json and DIR/interleave-<K>.json, and
@@ -18,15 +22,17 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bindir=$here/../../build/bin
-quick="" out="" paths="local unix tcp" servers="1 2 4" subs=()
+quick="" out="" paths="local unix tcp" servers="1 2 4" pes="1 2 4" scale="" subs=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=--quick; shift ;;
     --out) out=$2; shift 2 ;;
     --paths) paths=$2; shift 2 ;;
     --servers) servers=$2; shift 2 ;;
+    --pes) pes=$2; shift 2 ;;
+    --scale) scale=$2; shift 2 ;;
     --bindir) bindir=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "series: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) subs+=("$1"); shift ;;
   esac
@@ -125,6 +131,39 @@ for k in $servers; do
     echo
   fi
 done
+
+# The applications: one R-MAT input, every PE count, then two memory
+# servers with interleaving on and off.
+appdir=$bindir/../apps
+if [ "$pes" != none ]; then
+  [ -n "$scale" ] || { if [ -n "$quick" ]; then scale=12; else scale=16; fi; }
+  for b in spmv pagerank rmatgen; do
+    [ -x "$appdir/$b" ] || { echo "series: $appdir/$b is missing (make apps)" >&2; exit 2; }
+  done
+  "$appdir/rmatgen" --scale "$scale" --edge-factor 16 --seed 1 -o "$work/rmat.famcsr" >&2
+  [ -z "$out" ] || : > "$out/apps.json"
+  runs=()
+  for p in $pes; do runs+=("-n $p|on"); done
+  runs+=("-n 2 --servers 2|on" "-n 2 --servers 2|off")
+  for app in spmv pagerank; do
+    extra=()
+    [ "$app" = spmv ] && extra=(--iters 5)
+    for r in "${runs[@]}"; do
+      fr=${r%%|*} il=${r#*|}
+      if [ -n "$out" ]; then
+        echo "== famrun $fr $app (interleave $il)" >&2
+        env -u OPENFAM_SERVER -u OPENFAM_TOKEN_FILE "$bindir/famrun" $fr --timeout 600s \
+          "$appdir/$app" --input "$work/rmat.famcsr" --interleave "$il" "${extra[@]}" --json |
+          sed "s/^{/{\"famrun\": \"$fr\", /" >> "$out/apps.json"
+      else
+        echo "== famrun $fr $app (interleave $il)"
+        env -u OPENFAM_SERVER -u OPENFAM_TOKEN_FILE "$bindir/famrun" $fr --timeout 600s \
+          "$appdir/$app" --input "$work/rmat.famcsr" --interleave "$il" "${extra[@]}"
+        echo
+      fi
+    done
+  done
+fi
 
 if [ -n "$out" ]; then
   {
