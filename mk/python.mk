@@ -26,7 +26,7 @@ python-install: lib python-venv ## install the openfam Python package into build
 # Run from the repository root so the installed package (not the source
 # directory) is imported. The multi-PE tests, and examples/spmv.py as
 # `famrun -n 4`, run under $(BINDIR)/famrun, each job with its own famd.
-test-python: python-install famd famrun ## run the Python binding's tests (pytest, notebook, examples)
+test-python: python-install famd famrun apps ## run the Python binding's tests (pytest, notebook, examples)
 	FAMRUN=$(abspath $(BINDIR))/famrun $(PY) -m pytest -q -p no:cacheprovider $(PY_DIR)/tests
 
 bench-python: python-install ## print the Python binding's overhead figures beside their baselines
