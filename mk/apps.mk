@@ -5,7 +5,7 @@
 # test-apps checks both against their serial computations (--check) on
 # small inputs: a generated R-MAT matrix, a symmetric Matrix Market file and
 # an edge list with a dangling vertex, alone (embedded store), under
-# famrun -n 1, 2 and 3, and with two memory servers (--servers 2),
+# famrun -n 1, 2, 3 and 4, and with two memory servers (--servers 2),
 # interleaving on and off. Small on purpose: seconds on a busy machine.
 
 APPS_DIR   := $(BUILD)/apps
@@ -26,7 +26,7 @@ $(APPS_DIR)/%: bindings/c/apps/%.c $(APPS_HDRS) $(wildcard $(LIB)) | lib
 
 # Each line: famrun arguments | app arguments. Every run ends in the app's
 # own comparison with a serial computation (exit 1 on a mismatch).
-test-apps: $(APPS) famd famrun ## SpMV and PageRank against serial computations under famrun -n 1/2/3 and --servers 2
+test-apps: $(APPS) famd famrun ## SpMV and PageRank against serial computations under famrun -n 1/2/3/4 and --servers 2
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(APPS_DIR)/rmatgen --scale 8 --edge-factor 8 --seed 3 -o $$tmp/rmat.famcsr; \
 	for app in spmv pagerank; do \
@@ -38,6 +38,8 @@ test-apps: $(APPS) famd famrun ## SpMV and PageRank against serial computations 
 	             "-n 3|--input $$tmp/rmat.famcsr --group 10" \
 	             "-n 3|--input $(APPS_DATA)/small.mtx --group 2" \
 	             "-n 2|--input $(APPS_DATA)/graph.edges --group 3" \
+	             "-n 4|--input $$tmp/rmat.famcsr --group 5" \
+	             "-n 4 --servers 2|--input $(APPS_DATA)/small.mtx" \
 	             "-n 2 --servers 2|--input $$tmp/rmat.famcsr --group 32" \
 	             "-n 3 --servers 2|--input $$tmp/rmat.famcsr --interleave off" \
 	             "-n 3 --servers 2|--input $(APPS_DATA)/graph.edges --group 1"; do \

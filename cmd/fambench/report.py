@@ -6,8 +6,8 @@ and BENCHMARKS.md.
 
 Reads DIR/{local,unix,tcp}.json (fambench --json), DIR/interleave-K.json,
 DIR/apps.json (one JSON object per line from spmv/pagerank --json) and
-DIR/machine.txt; whichever are missing are left out. Writes SVG plots
-(matplotlib, no display needed) and the Markdown file, whose plot links are
+DIR/machine.txt; whichever are missing are left out. Writes SVG (or,
+with --format png, PNG) plots (matplotlib, no display needed) and the Markdown file, whose plot links are
 relative to the Markdown file's directory.
 """
 
@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+EXT = "svg"  # plot format, --format
 PATHS = [("local", "local mapping"), ("unix", "unix famd"), ("tcp", "tcp famd")]
 COLORS = {"local mapping": "tab:blue", "unix famd": "tab:green", "tcp famd": "tab:red"}
 
@@ -82,7 +83,7 @@ def plot_throughput(series, out: Path, plt):
         ax.legend(fontsize=7)
     axes[0].set_ylabel("GB/s (10^9 bytes/s)")
     fig.tight_layout()
-    fig.savefig(out / "throughput.svg")
+    fig.savefig(out / ("throughput." + EXT))
     plt.close(fig)
 
 
@@ -111,7 +112,7 @@ def plot_latency(series, out: Path, plt):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "latency.svg")
+    fig.savefig(out / ("latency." + EXT))
     plt.close(fig)
 
 
@@ -143,7 +144,7 @@ def plot_threads(series, out: Path, plt):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "threads.svg")
+    fig.savefig(out / ("threads." + EXT))
     plt.close(fig)
     return True
 
@@ -167,7 +168,7 @@ def plot_apps(apps, out: Path, plt):
         ax.set_title(app)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "apps.svg")
+    fig.savefig(out / ("apps." + EXT))
     plt.close(fig)
     return True
 
@@ -211,12 +212,12 @@ def render(args):
     if series:
         plot_throughput(series, plots, plt)
         plot_latency(series, plots, plt)
-        figs += [("Throughput against transfer size", "throughput.svg"),
-                 ("Blocking transfer time against size", "latency.svg")]
+        figs += [("Throughput against transfer size", "throughput." + EXT),
+                 ("Blocking transfer time against size", "latency." + EXT)]
         if plot_threads(series, plots, plt):
-            figs.append(("Thread scaling at 64 KiB", "threads.svg"))
+            figs.append(("Thread scaling at 64 KiB", "threads." + EXT))
     if apps and plot_apps(apps, plots, plt):
-        figs.append(("SpMV and PageRank: time split by PE count", "apps.svg"))
+        figs.append(("SpMV and PageRank: time split by PE count", "apps." + EXT))
 
     all_rows = [r for key, _ in PATHS for r in series.get(key, [])]
     out = []
@@ -295,7 +296,11 @@ def main():
     ap.add_argument("--in", dest="inp", default="build/bench")
     ap.add_argument("--plots", default="docs/bench")
     ap.add_argument("--md", default="BENCHMARKS.md")
-    render(ap.parse_args())
+    ap.add_argument("--format", choices=("svg", "png"), default="svg", help="plot file format")
+    args = ap.parse_args()
+    global EXT
+    EXT = args.format
+    render(args)
 
 
 if __name__ == "__main__":
