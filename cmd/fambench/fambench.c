@@ -1210,6 +1210,8 @@ static void usage(FILE *f)
             "  --label TEXT    the path's name in the output (default: from OPENFAM_SERVER)\n"
             "  --csv           print CSV\n"
             "  --json          print a JSON array\n"
+            "  --net           the same as --baseline tcp throughput latency (older releases'\n"
+            "                  data-plane mode)\n"
             "  --get-mib M     only fam_get_blocking of one M MiB item in a region with\n"
             "                  default attributes (for tests/stripe-bench.sh)\n"
             "  --help          this text\n"
@@ -1262,6 +1264,13 @@ int main(int argc, char **argv)
             out_csv = 1;
         } else if (strcmp(a, "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(a, "--net") == 0) {
+            /* The old data-plane mode: now throughput and latency against raw
+             * TCP; kept so that existing command lines still work. */
+            baseline = "tcp";
+            for (int k = 0; k < NSUB; k++)
+                if (strcmp(subcommands[k].name, "throughput") == 0 || strcmp(subcommands[k].name, "latency") == 0)
+                    selected[k] = any = 1;
         } else if (strcmp(a, "--repeats") == 0 && has_v) {
             repeats = atoi(argv[++i]);
             if (repeats < 1 || repeats > MAX_REPEATS) {
