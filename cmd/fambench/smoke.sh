@@ -64,6 +64,16 @@ csv=$("$bindir/fambench" "${tiny[@]}" --csv latency)
 [ "$(wc -l <<<"$csv")" = 5 ] || fail "CSV: want 4 latency rows: $csv"
 "$bindir/fambench" "${tiny[@]}" metadata | grep -q "vs base" || fail "table without its header"
 
+echo "== progress line on a terminal only"
+if command -v script >/dev/null; then
+  tty_out=$(script -qec "$bindir/fambench --time-ms 1 --repeats 1 metadata" /dev/null)
+  grep -q "\[0/3\] local mapping: metadata" <<<"$tty_out" || fail "no progress line on a terminal: $tty_out"
+else
+  echo "  (script(1) missing: terminal case not run)"
+fi
+"$bindir/fambench" --time-ms 1 --repeats 1 metadata 2>"$work/err" >/dev/null
+[ ! -s "$work/err" ] || fail "progress written without a terminal: $(cat "$work/err")"
+
 echo "== tcp famd"
 "$bindir/famctl" token new "$work/token" >/dev/null
 "$bindir/famd" --listen tcp://127.0.0.1:0 --token-file "$work/token" --tcp-identity "$(id -u):$(id -g)" \
