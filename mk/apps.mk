@@ -6,7 +6,8 @@
 # small inputs: a generated R-MAT matrix, a symmetric Matrix Market file and
 # an edge list with a dangling vertex, alone (embedded store), under
 # famrun -n 1, 2, 3 and 4, and with two memory servers (--servers 2),
-# interleaving on and off. Small on purpose: seconds on a busy machine.
+# interleaving on and off; damaged inputs are refused with a reason and
+# status 2. Small on purpose: seconds on a busy machine.
 
 APPS_DIR   := $(BUILD)/apps
 APPS       := $(APPS_DIR)/spmv $(APPS_DIR)/pagerank $(APPS_DIR)/rmatgen
@@ -49,4 +50,14 @@ test-apps: $(APPS) famd famrun ## SpMV and PageRank against serial computations 
 	      $(APPS_DIR)/$$app $$args --check; \
 	  done; \
 	done; \
-	echo "apps: SpMV and PageRank match their serial computations"
+	head -c 100 $$tmp/rmat.famcsr > $$tmp/cut.famcsr; \
+	for app in spmv pagerank; do \
+	  for bad in $$tmp/cut.famcsr $(APPS_DATA)/bad-row.mtx $(APPS_DATA)/bad.edges $$tmp/missing; do \
+	    echo "== famrun -n 2 $$app --input $$bad: refused with status 2"; \
+	    rc=0; env -u OPENFAM_SERVER -u OPENFAM_TOKEN_FILE $(BINDIR)/famrun -n 2 --timeout 120s \
+	      $(APPS_DIR)/$$app --input $$bad 2>$$tmp/err || rc=$$?; \
+	    grep "^$$app: $$bad: " $$tmp/err || { cat $$tmp/err; echo "no reason given"; exit 1; }; \
+	    [ $$rc = 2 ] || { echo "status $$rc, want 2"; exit 1; }; \
+	  done; \
+	done; \
+	echo "apps: SpMV and PageRank match their serial computations and refuse bad inputs"

@@ -282,6 +282,13 @@ static inline void bad_input(const char *path, const char *why)
     exit(2);
 }
 
+/* bad_line names the line (1-based) a text input went wrong on. */
+static inline void bad_line(const char *path, uint64_t line, const char *why)
+{
+    fprintf(stderr, "%s: %s: line %llu: %s\n", app_name, path, (unsigned long long)line, why);
+    exit(2);
+}
+
 /* read_famcsr checks every field (sizes against the file length, indptr
  * monotone, columns in range) so that a damaged file is refused with a
  * reason instead of sending the program out of bounds. */
@@ -333,6 +340,7 @@ static inline void read_mtx(const char *path, FILE *f, csr_t *m)
 {
     char *line = NULL;
     size_t cap = 0;
+    uint64_t lineno = 1;
     if (!next_line(f, &line, &cap))
         bad_input(path, "empty file");
     for (char *p = line; *p; p++)
@@ -346,22 +354,26 @@ static inline void read_mtx(const char *path, FILE *f, csr_t *m)
     do {
         if (!next_line(f, &line, &cap))
             bad_input(path, "no size line");
+        lineno++;
     } while (blank_or_comment(line));
     if (sscanf(line, "%llu %llu %llu", &nr, &nc, &nz) != 3 || nr >= (1ULL << 40) || nc >= (1ULL << 40) ||
         nz >= (1ULL << 36))
-        bad_input(path, "bad size line");
+        bad_line(path, lineno, "bad size line (want \"ROWS COLUMNS ENTRIES\")");
     coo_t *e = xmalloc((symmetric ? 2 : 1) * nz * sizeof *e);
     uint64_t n = 0;
     for (uint64_t i = 0; i < nz; i++) {
         do {
             if (!next_line(f, &line, &cap))
                 bad_input(path, "fewer entries than the size line says");
+            lineno++;
         } while (blank_or_comment(line));
         unsigned long long r, c;
         double v = 1;
         int got = sscanf(line, "%llu %llu %lf", &r, &c, &v);
-        if (got < 2 || (!pattern && got < 3) || r < 1 || c < 1 || r > nr || c > nc)
-            bad_input(path, "bad entry line");
+        if (got < 2 || (!pattern && got < 3))
+            bad_line(path, lineno, pattern ? "bad entry (want \"ROW COLUMN\")" : "bad entry (want \"ROW COLUMN VALUE\")");
+        if (r < 1 || c < 1 || r > nr || c > nc)
+            bad_line(path, lineno, "entry outside the matrix the size line gives (indices are 1-based)");
         e[n++] = (coo_t){r - 1, c - 1, v};
         if (symmetric && r != c)
             e[n++] = (coo_t){c - 1, r - 1, v};
@@ -377,14 +389,16 @@ static inline void read_edges(const char *path, FILE *f, csr_t *m)
     uint64_t n = 0, room = 1024, maxv = 0;
     coo_t *e = xmalloc(room * sizeof *e);
     int any = 0;
+    uint64_t lineno = 0;
     while (next_line(f, &line, &cap)) {
+        lineno++;
         if (blank_or_comment(line))
             continue;
         long long r, c;
         double v = 1;
         if (sscanf(line, "%lld %lld %lf", &r, &c, &v) < 2 || r < 0 || c < 0 || r >= (1LL << 40) ||
             c >= (1LL << 40))
-            bad_input(path, "bad edge line (want \"SRC DST [WEIGHT]\", 0-based)");
+            bad_line(path, lineno, "bad edge (want \"SRC DST [WEIGHT]\", 0-based)");
         if (n == room) {
             room *= 2;
             e = realloc(e, room * sizeof *e);
