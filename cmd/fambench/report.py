@@ -56,6 +56,12 @@ def pick(rows, series, name):
     return sorted((r for r in rows if r["series"] == series and r["name"] == name), key=lambda r: r["size"])
 
 
+def save(fig, path: Path) -> None:
+    """Saves without a creation date, so that rendering the same data again
+    writes the same file."""
+    fig.savefig(path, metadata={"Date": None} if path.suffix == ".svg" else {})
+
+
 def plot_throughput(series, out: Path, plt):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
     for ax, op in zip(axes, ("get", "put")):
@@ -83,7 +89,7 @@ def plot_throughput(series, out: Path, plt):
         ax.legend(fontsize=7)
     axes[0].set_ylabel("GB/s (10^9 bytes/s)")
     fig.tight_layout()
-    fig.savefig(out / ("throughput." + EXT))
+    save(fig, out / ("throughput." + EXT))
     plt.close(fig)
 
 
@@ -112,7 +118,7 @@ def plot_latency(series, out: Path, plt):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / ("latency." + EXT))
+    save(fig, out / ("latency." + EXT))
     plt.close(fig)
 
 
@@ -144,7 +150,7 @@ def plot_threads(series, out: Path, plt):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / ("threads." + EXT))
+    save(fig, out / ("threads." + EXT))
     plt.close(fig)
     return True
 
@@ -168,7 +174,7 @@ def plot_apps(apps, out: Path, plt):
         ax.set_title(app)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / ("apps." + EXT))
+    save(fig, out / ("apps." + EXT))
     plt.close(fig)
     return True
 
@@ -183,6 +189,32 @@ def table(rows, with_path=True, with_threads=False, with_servers=False):
             [fmt(r["value"]), r["unit"], r["baseline"], fmt(r["baseline_value"]), "%.2f" % r["ratio"]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def loaded(machine: str):
+    """(load, cores) when the 1-minute load average recorded in machine.txt
+    exceeded the core count, else None."""
+    vals = dict(line.split(": ", 1) for line in machine.splitlines() if ": " in line)
+    try:
+        load = float(vals["load"].split()[0])
+        cores = int(vals["cores"].split()[0])
+    except (KeyError, ValueError, IndexError):
+        return None
+    return (load, cores) if load > cores else None
+
+
+NOTES = {
+    "throughput": "One caller, transfers rotating over a 64 MiB item and buffer; non-blocking transfers are "
+                  "issued up to 256 (and at most 64 MiB) at a time, then completed with fam_quiet. The "
+                  "`(pipe)` row is non-blocking 4 KiB puts against blocking ones.",
+    "latency": "Each call timed alone with CLOCK_MONOTONIC, after 1000 warm-up calls; the clock read itself "
+               "(tens of ns) is inside both the figure and the memcpy baseline.",
+    "threads": "N threads, each on its own 4 MiB slice of the item, for a fixed time; GB/s over all threads.",
+    "atomics": "N threads of fam_fetch_add_int64 on word 0 (contended) or on random words of 64Ki.",
+    "gather": "1Ki 8-byte elements per call: strided every 8th word, indexed at random words of 64Ki.",
+    "metadata": "One call pair per operation; the baseline is the nearest kernel equivalent (a tmpfs file "
+                "create and unlink) locally, one raw TCP round trip over TCP.",
+}
 
 
 def pipe_goal(series):
@@ -233,6 +265,13 @@ def render(args):
       "already in it).\n")
     w("## Machine\n")
     w("```\n" + machine + "\n```\n")
+    busy = loaded(machine)
+    if busy:
+        w("**This run shared its machine**: load average %.1f on %d cores at its end. Other work took "
+          "CPU time from the figures and their baselines at random moments, so single figures vary "
+          "between runs by more than many of the differences below (a baseline can come out slower "
+          "than the path it bounds). Rerun `make bench-report` on a quiet machine for figures to "
+          "compare paths by.\n" % busy)
     w("## Commands\n")
     w("```\nmake bench-report            # cmd/fambench/series.sh --out build/bench, then cmd/fambench/report.py\n"
       "make bench                   # the quick preset: cmd/fambench/series.sh --quick (tables only)\n"
@@ -265,6 +304,7 @@ def render(args):
         rows = [r for r in all_rows if r["series"] == s]
         if rows:
             w("## %s\n" % title)
+            w(NOTES[s] + "\n")
             w(table(rows, with_threads=s in ("threads", "atomics")) + "\n")
     if inter:
         w("## Interleaving on and off, 1, 2 and 4 memory servers\n")
