@@ -255,14 +255,17 @@ def render(args):
     out = []
     w = out.append
     w("# Benchmarks of record\n")
+    stat = next((r.get("stat") for r in all_rows + inter if r.get("stat") in ("median", "best")), "median")
+    reps = next((r.get("repeats") for r in all_rows + inter if r.get("repeats")), "several")
+    stat_words = "fastest (`--stat best`)" if stat == "best" else "median"
     w("Every OpenFAM data path of this implementation beside its physical limit, measured in the same run "
       "on the machine below. Regenerate with `make bench-report` (the full series, then plots and this "
-      "file); `make bench` prints the quick preset of the same series as tables. Each figure is the median "
-      "of several interleaved repeats (figure, baseline, figure, ...), so load that comes and goes touches "
+      "file); `make bench` prints the quick preset of the same series as tables. Each figure is the %s "
+      "of %s interleaved repeats (figure, baseline, figure, ...), so load that comes and goes touches "
       "both alike. **vs base** is the figure's performance relative to its baseline: rate / baseline rate, "
       "or baseline time / time; 1.00 is at the limit, 0.50 half as fast, above 1 faster than the baseline "
       "(possible where the baseline does more work, e.g. a memcpy through the cache against a mapped item "
-      "already in it).\n")
+      "already in it).\n" % (stat_words, reps))
     w("## Machine\n")
     w("```\n" + machine + "\n```\n")
     busy = loaded(machine)

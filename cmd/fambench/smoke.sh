@@ -48,7 +48,7 @@ for s in throughput latency threads atomics gather metadata interleave all; do
 done
 
 echo "== bad arguments: status 2"
-for bad in "nosuch" "--repeats 0" "--max 65M" "--baseline udp" "--json --csv latency"; do
+for bad in "nosuch" "--repeats 0" "--max 65M" "--baseline udp" "--stat mean" "--json --csv latency"; do
   rc=0; "$bindir/fambench" $bad >/dev/null 2>&1 || rc=$?
   [ "$rc" = 2 ] || fail "fambench $bad: status $rc, want 2"
 done
@@ -63,6 +63,9 @@ csv=$("$bindir/fambench" "${tiny[@]}" --csv latency)
   fail "CSV header: $(head -1 <<<"$csv")"
 [ "$(wc -l <<<"$csv")" = 5 ] || fail "CSV: want 4 latency rows: $csv"
 "$bindir/fambench" "${tiny[@]}" metadata | grep -q "vs base" || fail "table without its header"
+"$bindir/fambench" "${tiny[@]}" --stat best --json gather > "$work/best.json"
+check "$work/best.json" memcpy gather
+grep -q '"stat": "best"' "$work/best.json" || fail "--stat best not recorded in the JSON"
 
 echo "== progress line on a terminal only"
 if command -v script >/dev/null; then
