@@ -30,6 +30,12 @@ $(APPS_DIR)/%: bindings/c/apps/%.c $(APPS_HDRS) $(wildcard $(LIB)) | lib
 test-apps: $(APPS) famd famrun ## SpMV and PageRank against serial computations under famrun -n 1/2/3/4 and --servers 2
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(APPS_DIR)/rmatgen --scale 8 --edge-factor 8 --seed 3 -o $$tmp/rmat.famcsr; \
+	echo "== rmatgen: the same arguments give the same file, another seed another"; \
+	$(APPS_DIR)/rmatgen --scale 8 --edge-factor 8 --seed 3 -o $$tmp/again.famcsr >/dev/null; \
+	cmp $$tmp/rmat.famcsr $$tmp/again.famcsr; \
+	$(APPS_DIR)/rmatgen --scale 8 --edge-factor 8 --seed 4 -o $$tmp/other.famcsr >/dev/null; \
+	! cmp -s $$tmp/rmat.famcsr $$tmp/other.famcsr; \
+	$(APPS_DIR)/rmatgen --convert $(APPS_DATA)/small.mtx -o $$tmp/small.famcsr >/dev/null; \
 	for app in spmv pagerank; do \
 	  echo "== $$app alone (embedded store)"; \
 	  OPENFAM_DATA_DIR=$$tmp/store OPENFAM_SHM_DIR=$$tmp/shm OPENFAM_BACKUP_DIR=$$tmp/backups \
@@ -41,6 +47,7 @@ test-apps: $(APPS) famd famrun ## SpMV and PageRank against serial computations 
 	             "-n 2|--input $(APPS_DATA)/graph.edges --group 3" \
 	             "-n 4|--input $$tmp/rmat.famcsr --group 5" \
 	             "-n 4 --servers 2|--input $(APPS_DATA)/small.mtx" \
+	             "-n 2|--input $$tmp/small.famcsr" \
 	             "-n 2 --servers 2|--input $$tmp/rmat.famcsr --group 32" \
 	             "-n 3 --servers 2|--input $$tmp/rmat.famcsr --interleave off" \
 	             "-n 3 --servers 2|--input $(APPS_DATA)/graph.edges --group 1"; do \
