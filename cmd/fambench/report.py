@@ -276,6 +276,8 @@ def render(args):
           "than the path it bounds). Rerun `make bench-report` on a quiet machine for figures to "
           "compare paths by.\n" % busy)
     w("## Commands\n")
+    this_run = "make bench-report" + (" BENCH_ARGS='--stat best'" if stat == "best" else "")
+    w("This file: `%s`.\n" % this_run)
     w("```\nmake bench-report            # cmd/fambench/series.sh --out build/bench, then cmd/fambench/report.py\n"
       "make bench                   # the quick preset: cmd/fambench/series.sh --quick (tables only)\n"
       "build/bin/fambench --help    # one path, chosen subcommands: throughput latency threads atomics\n"
