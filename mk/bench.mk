@@ -10,7 +10,7 @@ BENCH_TOOLS   := famd famrun famctl fambench apps
 
 .PHONY: bench bench-report bench-render bench-stripe test-fambench
 
-bench: $(BENCH_TOOLS) ## quick preset (< 3 min): every fambench series on local, unix famd, tcp famd, 1/2/4 memory servers
+bench: $(BENCH_TOOLS) ## quick preset (< 3 min): every fambench series on local, unix famd, tcp famd, 1/2/4 memory servers; SpMV, PageRank
 	$(BENCH_SERIES) --quick $(BENCH_ARGS)
 
 # The full series writes JSON under build/bench; bench-render turns it into
