@@ -9,7 +9,6 @@ C_TESTS_ASAN  := $(addsuffix -asan,$(C_TESTS))
 C_TEST_HDRS   := bindings/c/tests/famtest.h include/openfam.h
 C_DEMO        := $(BUILD)/demo/demo
 C_DEMO_STORE  := $(abspath $(BUILD)/demo-store)
-C_BENCH_STORE := $(abspath $(BUILD)/bench-store)
 ASAN_FLAGS    := -fsanitize=address -fno-omit-frame-pointer
 # Relink when the library changes, but only name it as a file once it exists:
 # the rule that builds it belongs to `lib`, which runs first (order-only).
@@ -26,7 +25,7 @@ TEST_TARGETS += test-c
 DEMO_TARGETS += demo-c
 DEPS_APT     += libcmocka-dev
 
-.PHONY: examples-c test-c demo-c bench fambench
+.PHONY: examples-c test-c demo-c fambench
 
 examples-c: $(C_EXAMPLES) ## build the C examples into build/examples/
 
@@ -73,10 +72,3 @@ $(BINDIR)/fambench: cmd/fambench/fambench.c include/openfam.h $(C_LIB_DEP) $(VER
 	@mkdir -p $(@D)
 	$(CC) $(APP_CFLAGS) $(VERSION_CFLAGS) -o $@ $< $(APP_LDFLAGS)
 
-# Volatile regions on tmpfs, as a default install would have them, in a
-# directory of their own so the run cannot collide with another store.
-bench: $(BINDIR)/fambench ## run fambench on a private embedded store (not part of test)
-	rm -rf $(C_BENCH_STORE)
-	shm=/dev/shm/openfam-bench-$$(id -u)-$$$$; \
-	OPENFAM_DATA_DIR=$(C_BENCH_STORE) OPENFAM_SHM_DIR=$$shm OPENFAM_BACKUP_DIR=$(C_BENCH_STORE)/backups \
-	  env -u OPENFAM_SERVER $(BINDIR)/fambench $(BENCH_ARGS); rc=$$?; rm -rf $$shm; exit $$rc

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import FAMRUN, PKG_ROOT, needs_famrun, run_python
+from conftest import FAMRUN, HAVE_LAUNCHER, PKG_ROOT, REPO, needs_famrun, run_python
 
 EXAMPLES = PKG_ROOT / "examples"
 
@@ -75,7 +75,8 @@ RUN_NOTEBOOK = (
     "outs = [o for c in nb.cells if c.cell_type == 'code' for o in c.get('outputs', [])]\n"
     "assert not [o for o in outs if o.output_type == 'error']\n"
     "html = [o for o in outs if 'text/html' in o.get('data', {})]\n"
-    "print('executed', len(nb.cells), 'html', len(html))\n"
+    "png = [o for o in outs if 'image/png' in o.get('data', {})]\n"
+    "print('executed', len(nb.cells), 'html', len(html), 'png', len(png))\n"
     "print(''.join(o.get('text', '') for o in outs if o.output_type == 'stream'))\n"
 )
 
@@ -86,6 +87,11 @@ def test_spmv_notebook_executes(private_store):
     # The Fam of the first cell and the item of the second show as tables.
     assert "html 2" in r.stdout
     assert "max error" in r.stdout
+    # The PE scaling cell runs where rmatgen and famrun are built (make
+    # test-python builds them): three runs and their plot.
+    if (REPO / "build" / "apps" / "rmatgen").exists() and (HAVE_LAUNCHER or "FAMRUN" in os.environ):
+        assert "4 PE(s):" in r.stdout, r.stdout
+        assert "png 1" in r.stdout, r.stdout
 
 
 def test_rerunning_the_initializing_cell(private_store, tmp_path):
