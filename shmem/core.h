@@ -24,7 +24,16 @@ typedef struct {
     char **peer;
     fam_desc_t **desc;
     const char *what; /* "symmetric heap" or "static/global data" */
+    /* Private mode (shmemi_private_mode): this PE's copy at base is
+     * private memory, its item the shared copy; twin holds the bytes last
+     * exchanged with the item, to find what the program changed since. */
+    int priv;
+    char *twin;
 } shmemi_seg;
+
+/* Byte offset, past the internal reserve, of the end of the highest block
+ * the allocator ever handed out (heap.c): what private mode exchanges. */
+extern size_t shmemi_heap_hwm;
 
 extern shmemi_seg shmemi_heap_seg, shmemi_data_seg;
 
@@ -76,6 +85,10 @@ enum {
     SHMEMI_AMO_OR,
     SHMEMI_AMO_XOR
 };
+
+/* Reads n bytes of this PE's symmetric variable ivar where peers' writes
+ * land (its item in private mode, else ivar itself). */
+void shmemi_wait_read(const void *ivar, void *out, size_t n);
 
 uint32_t shmemi_slow_amo32(const char *call, shmemi_seg *seg, size_t off, int op, uint32_t v, uint32_t cmp, int pe);
 uint64_t shmemi_slow_amo64(const char *call, shmemi_seg *seg, size_t off, int op, uint64_t v, uint64_t cmp, int pe);
