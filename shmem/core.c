@@ -356,7 +356,13 @@ static void shmemi_setup(const char *call)
     /* One region per job: PE 0 makes it, the others look it up. */
     if (rank == 0) {
         uint64_t need = (uint64_t)size * (heap + data + 2 * SHMEMI_PAGE) + (1 << 20);
-        shmemi_region = fam_create_region(shmemi_region_name, need, 0600, NULL);
+        /* Volatile: the heaps are scratch memory of one job, and famd
+         * keeps volatile regions on tmpfs (/dev/shm), where a shared
+         * mapping is plain memory; persistent ones are files on disk,
+         * whose dirty-page writeback slows every large put. */
+        fam_region_attr_t attr = {FAM_REDUNDANCY_DEFAULT, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
+                                  FAM_PERMISSION_DEFAULT};
+        shmemi_region = fam_create_region(shmemi_region_name, need, 0600, &attr);
         if (shmemi_region == NULL)
             shmemi_fam_fail(call, "creating the job's FAM region for the symmetric heaps");
     }
@@ -621,6 +627,26 @@ void *shmemi_internal_alloc(size_t n)
 }
 
 /* ---- the data path ------------------------------------------------------------------ */
+
+char *shmemi_xlate_slow(const char *call, const void *addr, size_t len, int pe, shmemi_seg **seg, size_t *off)
+{
+    if ((unsigned)pe >= (unsigned)shmemi_n_pes)
+        shmemi_check_pe(call, pe);
+    shmemi_seg *s = &shmemi_heap_seg;
+    if (!shmemi_in(s, addr, len)) {
+        s = &shmemi_data_seg;
+        if (!shmemi_in(s, addr, len)) {
+            shmemi_check_init(call);
+            shmemi_check_sym(call, addr, len);
+        }
+    }
+    size_t o = (uintptr_t)addr - s->base;
+    if (s->peer[pe] != NULL)
+        return s->peer[pe] + o;
+    *seg = s;
+    *off = o;
+    return NULL;
+}
 
 static void shmemi_no_path(const char *call, shmemi_seg *seg, int pe)
 {
