@@ -67,6 +67,49 @@ static char shmemi_region_name[160];
 static int shmemi_data_shared;     /* globals replaced by the data item mapping */
 static void *shmemi_data_placeholder;
 static size_t shmemi_user_heap_size;
+static void *shmemi_heap_fixed; /* the heap's fixed address, when it got it */
+
+/* Where every PE puts its own heap: one address for all, so a heap
+ * pointer means the same object on every PE (as with Open MPI, whose
+ * programs sometimes pass heap pointers around). 48 TiB: far from the
+ * program, its brk heap and the mmap area of x86-64 and arm64 Linux. When
+ * the range is taken the heap stays where fam_map put it: still
+ * symmetric (same offsets), as the specification asks. */
+#define SHMEMI_HEAP_VA ((uintptr_t)0x300000000000ULL)
+
+/* Moves the heap's mapping hb (size bytes) to SHMEMI_HEAP_VA; returns
+ * the heap's address. For a private heap (mapped = 0) a fresh anonymous
+ * mapping is made there instead. */
+static char *shmemi_fix_heap(char *hb, size_t size, int mapped)
+{
+    void *want = (void *)SHMEMI_HEAP_VA;
+    if (((uintptr_t)hb & (SHMEMI_PAGE - 1)) != 0)
+        return hb;
+    void *r = mmap(want, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (r != want) {
+        if (r != MAP_FAILED)
+            munmap(r, size); /* a kernel without MAP_FIXED_NOREPLACE */
+        return hb;
+    }
+    if (!mapped) {
+        if (mmap(want, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+                 0) != want) {
+            munmap(want, size);
+            return hb;
+        }
+        munmap(hb, size);
+        shmemi_heap_fixed = want;
+        return want;
+    }
+    if (mremap(hb, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, want) == MAP_FAILED) {
+        munmap(want, size);
+        return hb;
+    }
+    /* fam_map's address stays taken (see shmemi_share_globals). */
+    mmap(hb, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    shmemi_heap_fixed = want;
+    return want;
+}
 
 /* heap.c */
 void shmemi_heap_setup(void *base, size_t size);
@@ -413,12 +456,14 @@ static void shmemi_setup(const char *call)
         char *twin = mmap(NULL, heap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (hb == MAP_FAILED || twin == MAP_FAILED)
             shmemi_abort(call, "cannot reserve 2 x %zu bytes of address space for the heap", heap);
+        hb = shmemi_fix_heap(hb, heap, 0);
         shmemi_heap_seg.base = (uintptr_t)hb;
         shmemi_heap_seg.size = heap;
         shmemi_heap_seg.priv = 1;
         shmemi_heap_seg.twin = twin;
         shmemi_private_mode = 1;
     } else {
+        hb = shmemi_fix_heap(hb, heap, 1);
         shmemi_heap_seg.base = (uintptr_t)hb;
         shmemi_heap_seg.size = heap;
         shmemi_map_seg(&shmemi_heap_seg, 1);
@@ -521,6 +566,12 @@ void shmem_finalize(void)
         return;
     shmemi_barrier_all();
     shmemi_unshare_globals();
+    /* The moved heap is ours to unmap (the library retires only the
+     * placeholder at fam_map's address). */
+    if (shmemi_heap_fixed != NULL) {
+        munmap(shmemi_heap_fixed, shmemi_heap_seg.size);
+        shmemi_heap_fixed = NULL;
+    }
     shmemi_initialized = 0;
     shmemi_finalized = 1;
     /* Every PE is done with every heap (barrier above), but a peer may
