@@ -67,6 +67,7 @@ static char shmemi_region_name[160];
 static int shmemi_data_shared;     /* globals replaced by the data item mapping */
 static void *shmemi_data_placeholder;
 static size_t shmemi_user_heap_size;
+static uint64_t *shmemi_exit_word; /* in PE 0's internal area: 0x100 | status */
 static void *shmemi_heap_fixed; /* the heap's fixed address, when it got it */
 
 /* Where every PE puts its own heap: one address for all, so a heap
@@ -113,6 +114,7 @@ static char *shmemi_fix_heap(char *hb, size_t size, int mapped)
 
 /* heap.c */
 void shmemi_heap_setup(void *base, size_t size);
+static void *shmemi_internal_alloc_at_init(size_t n);
 
 /* ---- errors ----------------------------------------------------------------- */
 
@@ -504,6 +506,7 @@ static void shmemi_setup(const char *call)
         shmemi_team_shared = (struct shmemi_team){rank, 1, 1, 0, &shmemi_team_world, 0, NULL};
 
     shmemi_internal_used = 0;
+    shmemi_exit_word = shmemi_internal_alloc_at_init(sizeof(uint64_t));
     shmemi_heap_setup((char *)hb + SHMEMI_INTERNAL_SIZE, shmemi_user_heap_size);
 }
 
@@ -544,6 +547,19 @@ int shmem_init_thread(int requested, int *provided)
         on_exit(shmemi_on_exit, NULL);
         registered = 1;
     }
+    if (shmemi_my_pe == 0 && getenv("SHMEM_VERSION") != NULL)
+        printf("OpenSHMEM %d.%d (%s)\n", SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, SHMEM_VENDOR_STRING);
+    if (shmemi_my_pe == 0 && getenv("SHMEM_INFO") != NULL)
+        printf("%s, OpenSHMEM %d.%d on OpenFAM. Environment:\n"
+               "  SHMEM_SYMMETRIC_SIZE  bytes of symmetric heap per PE (k/m/g/t suffixes; default 64M;\n"
+               "                        SMA_SYMMETRIC_SIZE is the old name); this job: %zu\n"
+               "  SHMEM_VERSION         print the library version at start\n"
+               "  SHMEM_INFO            print this\n"
+               "Memory: %s\n",
+               SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, shmemi_user_heap_size,
+               shmemi_private_mode ? "private copies exchanged with FAM items at sync points (items not mappable)"
+                                   : "FAM items mapped by every PE (shared memory)");
+    fflush(stdout);
     shmemi_barrier_all();
     return 0;
 }
@@ -592,9 +608,37 @@ void shmem_global_exit(int status)
 {
     fflush(stdout);
     fflush(stderr);
-    /* famrun ends the other PEs when one exits with a non-zero status, and
-     * passes that status on; exit 0 would end only this PE. */
+    /* famrun ends the other PEs when one exits with a non-zero status and
+     * passes that status on. Exit 0 would end only this PE: the word in PE
+     * 0's internal area tells PEs blocked in barriers and waits (their spin
+     * loops call shmemi_yield) to exit with the same status. */
+    if (shmemi_initialized && shmemi_exit_word != NULL) {
+        uint64_t *w = shmemi_ptr(shmemi_exit_word, 0);
+        uint64_t v = 0x100 | (uint64_t)(status & 0xff);
+        if (w != NULL)
+            __atomic_store_n(w, v, __ATOMIC_RELEASE);
+        else
+            fam_set_uint64(shmemi_heap_seg.desc[0], (uintptr_t)shmemi_exit_word - shmemi_heap_seg.base, v);
+    }
     _exit(status);
+}
+
+void shmemi_yield(void)
+{
+    sched_yield();
+    if (!shmemi_initialized || shmemi_exit_word == NULL)
+        return;
+    uint64_t *w = shmemi_ptr(shmemi_exit_word, 0);
+    uint64_t v = 0;
+    if (w != NULL)
+        v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    else if (shmemi_heap_seg.desc[0] != NULL)
+        fam_fetch_uint64(shmemi_heap_seg.desc[0], (uintptr_t)shmemi_exit_word - shmemi_heap_seg.base, &v);
+    if (v & 0x100) {
+        fflush(stdout);
+        fflush(stderr);
+        _exit((int)(v & 0xff));
+    }
 }
 
 int shmem_my_pe(void)
@@ -657,6 +701,14 @@ void shmem_info_get_name(char *name)
         strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN - 1);
         name[SHMEM_MAX_NAME_LEN - 1] = 0;
     }
+}
+
+/* shmemi_internal_alloc during shmem_init (before shmemi_initialized). */
+static void *shmemi_internal_alloc_at_init(size_t n)
+{
+    size_t at = (shmemi_internal_used + 63) & ~(size_t)63;
+    shmemi_internal_used = at + n;
+    return (char *)shmemi_heap_seg.base + at;
 }
 
 void *shmemi_internal_alloc(size_t n)

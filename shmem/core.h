@@ -180,14 +180,14 @@ static inline __attribute__((always_inline)) int shmemi_ctx_pe(const char *call,
     return w;
 }
 
-/* Spin-wait step: a pause, and every so many steps the processor is given
- * up, so a PE spinning on a core another PE needs does not starve it
- * (oversubscribed jobs). */
+/* Spin-wait step: a pause, and every so many steps shmemi_yield (gives
+ * up the processor, so a PE spinning on a core another PE needs does not
+ * starve it in oversubscribed jobs, and ends this PE when another called
+ * shmem_global_exit). */
 static inline void shmemi_spin(unsigned *n)
 {
-    extern int sched_yield(void);
     if ((++*n & 63) == 0)
-        sched_yield();
+        shmemi_yield();
     else
         shmemi_pause();
 }

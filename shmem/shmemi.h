@@ -98,6 +98,12 @@ static inline void shmemi_pause(void)
 #endif
 }
 
+/* To be called every so often (say every 64 pauses) in spin loops:
+ * gives up the processor (oversubscribed jobs) and ends this PE with the
+ * status another PE gave shmem_global_exit, so PEs blocked in a barrier or
+ * a wait do not outlive it. */
+void shmemi_yield(void);
+
 /* ---- teams and contexts -------------------------------------------------------- */
 
 /* A team: the world PEs start + i*stride for 0 <= i < size. shmem_team_t is

@@ -8,6 +8,9 @@
  *   cmp     shmem_int_wait_until with an unknown comparison
  *   exit    shmem_global_exit(7) from the last PE while the others wait
  *           in a barrier: the job's status is 7
+ *   exit0   shmem_global_exit(0) from the last PE while the others wait
+ *           in a barrier: they end too (status 0, not the 5 they return
+ *           if the barrier lets them through)
  *   fail    the last PE returns 3 from main while the others wait in a
  *           barrier: the job's status is 3
  *   ok      nothing wrong (the run must succeed) */
@@ -41,6 +44,13 @@ int main(int argc, char **argv)
         shmem_global_exit(7);
     if (strcmp(mode, "fail") == 0 && me == n - 1)
         return 3;
+    if (strcmp(mode, "exit0") == 0) {
+        if (me == n - 1)
+            shmem_global_exit(0);
+        shmem_barrier_all();
+        fprintf(stderr, "bad_input exit0: PE %d passed a barrier PE %d left by global_exit\n", me, n - 1);
+        return 5;
+    }
     shmem_barrier_all();
     shmem_finalize();
     return 0;

@@ -29,6 +29,7 @@ check thread 1 "shmem: shmem_init_thread: thread level 99"
 check free 1 "shmem: shmem_free: .* is not a block of the symmetric heap"
 check cmp 1 "shmem: shmem_int_wait_until: comparison 42"
 check exit 7 ""
+check exit0 0 ""
 check fail 3 ""
 check ok 1 "shmem: shmem_init: SHMEM_SYMMETRIC_SIZE=\"12Q\" is not a size" SHMEM_SYMMETRIC_SIZE=12Q
 check ok 1 "shmem: shmem_init: SMA_SYMMETRIC_SIZE=\"-1M\" is not a size" SMA_SYMMETRIC_SIZE=-1M
