@@ -96,7 +96,7 @@ shmem-install-files:
 
 $(BUILD)/shmem-core/%: shmem/tests/core/%.c $(wildcard include/shmem*.h) $(C_LIB_DEP) | $(BINDIR)/oshcc lib
 	@mkdir -p $(@D)
-	$(BINDIR)/oshcc -Wall -Wextra -Werror -g -O2 -o $@ $<
+	$(BINDIR)/oshcc -std=c11 -pedantic -Wall -Wextra -Werror -g -O2 -o $@ $<
 
 # Each program under oshrun -np 2 and -np 4 (mapped heaps: famd passes the
 # items' descriptors), then -np 2 and 3 with --servers 2 (items striped over
