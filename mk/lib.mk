@@ -72,8 +72,9 @@ verify-symbols: $(LIB) ## check that the library exports exactly the public API 
 	@grep -oE '\bfam_[a-z0-9_]+[[:space:]]*\(' include/openfam.h | sed 's/[[:space:](]//g' | sort -u > $(BUILD)/lib-declared.txt
 	@missing=$$(comm -23 $(BUILD)/lib-declared.txt $(BUILD)/lib-exports.txt); \
 	if [ -n "$$missing" ]; then echo "declared in openfam.h but not exported:"; echo "$$missing"; exit 1; fi
-	@# Declarations only: the C11 generic forms are macros (#define lines).
-	@cat include/shmem.h include/shmem-typed.h include/shmem-coll.h | grep -v '^#' | grep -oE '\b(shmem_[a-z0-9_]+|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc)\(' | tr -d '(' | sort -u > $(BUILD)/lib-shmem-declared.txt
+	@# Declarations only: not the C11 generic forms (macros: #define
+	@# lines) nor comments.
+	@cat include/shmem.h include/shmem-typed.h include/shmem-coll.h | grep -v '^#' | grep -Ev '^[[:space:]]*(/\*|\*)' | grep -oE '\b(shmem_[a-z0-9_]+|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc)\(' | tr -d '(' | sort -u > $(BUILD)/lib-shmem-declared.txt
 	@missing=$$(comm -23 $(BUILD)/lib-shmem-declared.txt $(BUILD)/lib-exports.txt); \
 	if [ -n "$$missing" ]; then echo "declared in shmem.h but not exported:"; echo "$$missing"; exit 1; fi
 	@readelf -d $(LIB) | grep -q 'SONAME.*\[libopenfam.so.0\]' || { echo "$(LIB): soname is not libopenfam.so.0"; exit 1; }
