@@ -801,8 +801,12 @@ static void shmemi_pull_range(shmemi_seg *s, size_t lo, size_t hi)
 
 /* The ranges private mode exchanges: the heap's used internal reserve and
  * its allocated part, and all of the static data. */
+static pthread_mutex_t shmemi_exchange_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void shmemi_exchange(int push)
 {
+    /* Threads (SHMEM_THREAD_MULTIPLE) waiting at once share the twins. */
+    pthread_mutex_lock(&shmemi_exchange_mu);
     struct {
         shmemi_seg *s;
         size_t lo, hi;
@@ -819,6 +823,7 @@ static void shmemi_exchange(int push)
         else
             shmemi_pull_range(r[i].s, r[i].lo, r[i].hi);
     }
+    pthread_mutex_unlock(&shmemi_exchange_mu);
 }
 
 void shmemi_sync_push(void)
