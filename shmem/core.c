@@ -408,6 +408,14 @@ static void shmemi_setup(const char *call)
         fam_region_attr_t attr = {FAM_REDUNDANCY_DEFAULT, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
                                   FAM_PERMISSION_DEFAULT};
         shmemi_region = fam_create_region(shmemi_region_name, need, 0600, &attr);
+        if (shmemi_region == NULL && fam_errcode() == FAM_EEXIST && size == 1 &&
+            strncmp(job, "pid-", 4) == 0) {
+            /* A singleton's region is named after its process id: one left
+             * by a dead process of the same id is stale. */
+            fam_region_t *old = fam_lookup_region(shmemi_region_name);
+            if (old != NULL && fam_destroy_region(old) == 0)
+                shmemi_region = fam_create_region(shmemi_region_name, need, 0600, &attr);
+        }
         if (shmemi_region == NULL)
             shmemi_fam_fail(call, "creating the job's FAM region for the symmetric heaps");
     }
