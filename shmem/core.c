@@ -891,8 +891,12 @@ void shmemi_slow_get(const char *call, shmemi_seg *seg, size_t off, void *dst, s
          * where peers' atomics meet, so the local value goes there first \
          * and the result comes back. */                                   \
         int self = seg->priv && pe == shmemi_my_pe;                                                            \
-        if (self)                                                                                              \
+        if (self) {                                                                                            \
+            /* One at a time with the other exchanges: a thread's pull   \
+             * half done must not look like a local store to a push. */  \
+            pthread_mutex_lock(&shmemi_exchange_mu);                                                           \
             shmemi_push_range(seg, off, off + W / 8);                                                          \
+        }                                                                                                      \
         fam_desc_t *d = seg->desc[pe];                                                                         \
         uint##W##_t old = 0;                                                                                   \
         int rc;                                                                                                \
@@ -908,8 +912,10 @@ void shmemi_slow_get(const char *call, shmemi_seg *seg, size_t off, void *dst, s
         }                                                                                                      \
         if (rc != 0)                                                                                           \
             shmemi_abort(call, "atomic on PE %d: %s", pe, fam_errmsg());                                       \
-        if (self)                                                                                              \
+        if (self) {                                                                                            \
             shmemi_pull_range(seg, off, off + W / 8);                                                          \
+            pthread_mutex_unlock(&shmemi_exchange_mu);                                                         \
+        }                                                                                                      \
         return old;                                                                                            \
     }
 SHMEMI_SLOW_AMO(32)
