@@ -191,13 +191,17 @@ static long shmemi_env_long(const char *name)
 }
 
 /* Rank and size, from the first launcher convention present: famrun's
- * own, PMI, Open MPI/PMIx, Slurm, MVAPICH; a singleton otherwise. */
+ * own, PMI, Slurm, Open MPI (the order the FAM core reads them in, whose
+ * job barrier init relies on), then PMIx and MVAPICH; a singleton
+ * otherwise. */
 static void shmemi_rank_size(int *rank, int *size)
 {
     static const char *pairs[][2] = {
-        {"FAMRUN_RANK", "FAMRUN_SIZE"},           {"PMI_RANK", "PMI_SIZE"},
-        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMIX_RANK", "OMPI_COMM_WORLD_SIZE"},
-        {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"}, {"SLURM_PROCID", "SLURM_NTASKS"},
+        {"FAMRUN_RANK", "FAMRUN_SIZE"},
+        {"PMI_RANK", "PMI_SIZE"},
+        {"SLURM_PROCID", "SLURM_NTASKS"},
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+        {"PMIX_RANK", "OMPI_COMM_WORLD_SIZE"},
         {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
@@ -397,6 +401,15 @@ static void shmemi_setup(const char *call)
         shmemi_fam_owned = 1;
     else if (fam_errcode() != FAM_EINVAL || fam_barrier_all() != 0)
         shmemi_fam_fail(call, "starting OpenFAM");
+    /* The job barrier below is the FAM core's: it must count the same PEs. */
+    const int *fid = fam_get_option("PE_ID"), *fcount = fam_get_option("PE_COUNT");
+    if (fid != NULL && fcount != NULL && (*fid != rank || *fcount != size))
+        shmemi_abort(call,
+                     "the launcher's environment gives PE %d of %d but OpenFAM sees PE %d of %d (it reads "
+                     "FAMRUN_*, PMI_*, SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_*): start the program with oshrun",
+                     rank, size, *fid, *fcount);
+    free((void *)fid);
+    free((void *)fcount);
 
     /* One region per job: PE 0 makes it, the others look it up. */
     if (rank == 0) {
