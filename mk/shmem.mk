@@ -104,7 +104,7 @@ $(BUILD)/shmem-core/%: shmem/tests/core/%.c $(wildcard include/shmem*.h) $(C_LIB
 # path serve), with a 1.5 MiB heap (heap.c checks the limit); then the
 # misuses of bad_input.c, each of which must end the job.
 test-shmem-core: shmem $(SHMEM_CORE_BIN) ## OpenSHMEM core smoke tests (shmem/tests/core) under oshrun -np 2 and 4, and on memory servers
-	@for t in $(filter-out %/bad_input,$(SHMEM_CORE_BIN)); do for a in "-np 2" "-np 4" "-np 2 --servers 2" "-np 3 --servers 2"; do \
+	@for t in $(filter-out %/bad_input %/latency,$(SHMEM_CORE_BIN)); do for a in "-np 2" "-np 4" "-np 2 --servers 2" "-np 3 --servers 2"; do \
 	  echo "== SHMEM_SYMMETRIC_SIZE=1.5M oshrun $$a $$t"; \
 	  SHMEM_SYMMETRIC_SIZE=1.5M env -u OPENFAM_SERVER $(BINDIR)/oshrun $$a --timeout 120s $$t || exit 1; done; done
 	@echo "== $(BUILD)/shmem-core/stale (a singleton, no launcher, on a private store)"
