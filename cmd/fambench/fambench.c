@@ -20,12 +20,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -287,7 +290,7 @@ enum { SMALL_PUT = 4096, PIPE_SLOTS = 1024, QUIET_EVERY = 256, PING = 256 };
 static fam_desc_t *net_item;
 static uint8_t net_small[SMALL_PUT];
 static uint64_t pipe_next;
-static int raw_fd = -1;
+static int raw_fd = -1, spin_fd = -1;
 
 static void full_write(int fd, const uint8_t *p, size_t n)
 {
@@ -313,10 +316,53 @@ static void full_read(int fd, uint8_t *p, size_t n)
     }
 }
 
-/* The echo process (fambench --echo FD, started by --net): serves one
- * connection accepted on the inherited listening socket FD. Requests: 'E'
- * + 256 bytes -> the 256 bytes back; 'P' + 4 MiB -> one byte; 'G' -> 4 MiB. */
-static int echo_server(int lfd)
+/* Spin window of a polling reader: how long read_spin polls with
+ * non-blocking reads before blocking in poll(2). Bounded, as famd's is, so
+ * that the polling baseline does not take a core from the process it is
+ * measured against while the other bodies run. */
+enum { SPIN_NS = 200 * 1000 };
+
+/* Reads exactly n bytes; with spin, polls the socket (MSG_DONTWAIT, yielding
+ * the CPU between tries) for up to SPIN_NS of nothing before each blocking
+ * wait. */
+static void read_some(int fd, uint8_t *p, size_t n, int spin)
+{
+    while (n > 0) {
+        ssize_t r;
+        if (spin) {
+            uint64_t until = 0;
+            for (;;) {
+                r = recv(fd, p, n, MSG_DONTWAIT);
+                if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+                    break;
+                /* Polling ends sharing a core must let each other run. */
+                sched_yield();
+                uint64_t t = now_ns();
+                if (until == 0)
+                    until = t + SPIN_NS;
+                else if (t > until) {
+                    struct pollfd pf = {.fd = fd, .events = POLLIN};
+                    poll(&pf, 1, -1);
+                    until = 0;
+                }
+            }
+        } else {
+            r = read(fd, p, n);
+        }
+        if (r <= 0) {
+            if (r < 0)
+                perror("fambench: raw read");
+            exit(r == 0 ? 0 : 1);
+        }
+        p += r, n -= (size_t)r;
+    }
+}
+
+/* The echo process (fambench --echo FD or --echo-spin FD, started by --net):
+ * serves one connection accepted on the inherited listening socket FD.
+ * Requests: 'E' + 256 bytes -> the 256 bytes back; 'P' + 4 MiB -> one byte;
+ * 'G' -> 4 MiB. With --echo-spin it polls for requests (read_some). */
+static int echo_server(int lfd, int spin)
 {
     int c = accept(lfd, NULL, NULL);
     if (c < 0)
@@ -326,11 +372,15 @@ static int echo_server(int lfd)
     uint8_t *big = malloc(BIG);
     uint8_t op;
     for (;;) {
-        ssize_t r = read(c, &op, 1);
-        if (r <= 0)
-            return 0;
+        if (spin) {
+            read_some(c, &op, 1, 1);
+        } else {
+            ssize_t r = read(c, &op, 1);
+            if (r <= 0)
+                return 0;
+        }
         if (op == 'E') {
-            full_read(c, big, PING);
+            read_some(c, big, PING, spin);
             full_write(c, big, PING);
         } else if (op == 'P') {
             full_read(c, big, BIG);
@@ -343,9 +393,10 @@ static int echo_server(int lfd)
     }
 }
 
-/* start_echo spawns the echo process (exec, never a bare fork: the Go
- * runtime of libopenfam is already running) and connects to it. */
-static pid_t start_echo(void)
+/* start_echo spawns an echo process (exec, never a bare fork: the Go
+ * runtime of libopenfam is already running), polling for requests when
+ * spin is set, and connects *fd to it. */
+static pid_t start_echo(int spin, int *fd)
 {
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -357,20 +408,20 @@ static pid_t start_echo(void)
     }
     char fdarg[16];
     snprintf(fdarg, sizeof fdarg, "%d", lfd);
-    char *argv[] = {"fambench", "--echo", fdarg, NULL};
+    char *argv[] = {"fambench", spin ? "--echo-spin" : "--echo", fdarg, NULL};
     pid_t pid;
     if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0) {
         perror("fambench: spawning the echo process");
         exit(1);
     }
     close(lfd);
-    raw_fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (raw_fd < 0 || connect(raw_fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    *fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (*fd < 0 || connect(*fd, (struct sockaddr *)&a, sizeof a) != 0) {
         perror("fambench: connecting to the echo process");
         exit(1);
     }
     int one = 1;
-    setsockopt(raw_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return pid;
 }
 
@@ -380,6 +431,17 @@ static void body_raw_ping(uint64_t iters)
     for (uint64_t i = 0; i < iters; i++) {
         full_write(raw_fd, m, sizeof m);
         full_read(raw_fd, m + 1, PING);
+    }
+}
+
+/* The baseline of issue 19: both ends poll (the echo process and this
+ * reader), as a memory server that busy-polls its endpoint does. */
+static void body_raw_ping_spin(uint64_t iters)
+{
+    uint8_t m[1 + PING] = {'E'};
+    for (uint64_t i = 0; i < iters; i++) {
+        full_write(spin_fd, m, sizeof m);
+        read_some(spin_fd, m + 1, PING, 1);
     }
 }
 
@@ -436,6 +498,163 @@ static void body_put_4k_nb(uint64_t iters)
     CHECK(fam_quiet());
 }
 
+/* ---- --rtt: small operations and control calls against raw ping-pongs ---- */
+static fam_desc_t *rtt_item;
+static char rtt_region[OPENFAM_NAME_MAX + 1];
+static uint8_t rtt_buf[PING];
+
+static void body_rtt_get_8(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_get_blocking(rtt_buf, rtt_item, (i & 7) * 8, 8));
+}
+
+static void body_rtt_put_8(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_put_blocking(rtt_buf, rtt_item, (i & 7) * 8, 8));
+}
+
+static void body_rtt_get_256(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_get_blocking(rtt_buf, rtt_item, 256, PING));
+}
+
+static void body_rtt_put_256(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_put_blocking(rtt_buf, rtt_item, 256, PING));
+}
+
+static void body_rtt_fetch_add(uint64_t iters)
+{
+    int64_t old;
+    for (uint64_t i = 0; i < iters; i++)
+        CHECK(fam_fetch_add_int64(rtt_item, 1024, 1, &old));
+}
+
+static void body_rtt_add_quiet(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++) {
+        CHECK(fam_add_int64(rtt_item, 1024, 1));
+        CHECK(fam_quiet());
+    }
+}
+
+static void body_rtt_lookup(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++) {
+        fam_desc_t *d = fam_lookup("rtt", rtt_region);
+        if (d == NULL)
+            die("fam_lookup");
+        CHECK(fam_close(d));
+    }
+}
+
+static void body_rtt_lookup_region(uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++) {
+        fam_region_t *r = fam_lookup_region(rtt_region);
+        if (r == NULL)
+            die("fam_lookup_region");
+        CHECK(fam_close_region(r));
+    }
+}
+
+static void body_rtt_alloc(uint64_t iters)
+{
+    char name[OPENFAM_NAME_MAX + 1];
+    for (uint64_t i = 0; i < iters; i++) {
+        snprintf(name, sizeof name, "a%lu", name_seq++);
+        fam_desc_t *d = fam_allocate(name, 1024, 0600, region);
+        if (d == NULL)
+            die("fam_allocate");
+        CHECK(fam_deallocate(d));
+    }
+}
+
+/* The figures of issue 19, each beside the raw 256-byte TCP ping-pongs of
+ * the same run, process to process over loopback (both ends polling, both
+ * blocking): blocking get/put of 8 and 256 B, fam_fetch_add_int64,
+ * fam_add_int64 + fam_quiet; then fam_lookup, fam_lookup_region and
+ * fam_allocate + fam_deallocate of 1 KiB (named), whatever the transport
+ * (OPENFAM_SERVER a TCP address or famd's Unix socket). */
+static int rtt(void)
+{
+    pid_t echo = start_echo(0, &raw_fd);
+    pid_t echo_spin = start_echo(1, &spin_fd);
+    if (fam_initialize("fambench", NULL) != 0)
+        die("fam_initialize");
+    snprintf(rtt_region, sizeof rtt_region, "fambench-rtt-%ld", (long)getpid());
+    region = fam_create_region(rtt_region, 8 << 20, 0600, NULL);
+    if (region == NULL)
+        die("fam_create_region");
+    rtt_item = fam_allocate("rtt", 4096, 0600, region);
+    if (rtt_item == NULL)
+        die("fam_allocate");
+    memset(rtt_buf, 0x42, sizeof rtt_buf);
+    if (json)
+        printf("[");
+    else
+        printf("fambench --rtt: median of %d interleaved repeats, process to process; "
+               "\"x time\" = FAM time / baseline time\n\n",
+               repeats);
+    struct {
+        const char *name;
+        body_fn body;
+    } ops[] = {
+        {"fam_get_blocking 8 B", body_rtt_get_8},     {"fam_put_blocking 8 B", body_rtt_put_8},
+        {"fam_get_blocking 256 B", body_rtt_get_256}, {"fam_put_blocking 256 B", body_rtt_put_256},
+        {"fam_fetch_add_int64", body_rtt_fetch_add},  {"fam_add_int64 + fam_quiet", body_rtt_add_quiet},
+        {"fam_lookup + fam_close", body_rtt_lookup},  {"fam_lookup_region + close", body_rtt_lookup_region},
+        {"fam_allocate+deallocate 1 KiB", body_rtt_alloc},
+    };
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        double t[3];
+        const body_fn b[3] = {ops[k].body, body_raw_ping_spin, body_raw_ping};
+        ns_per_op(b, 3, t);
+        report(ops[k].name, "us/op", t[0] / 1000, "raw TCP ping-pong, polling", t[1] / 1000,
+               "raw TCP ping-pong, blocking", t[2] / 1000, 0);
+    }
+    if (json)
+        printf("\n]\n");
+    close(raw_fd);
+    close(spin_fd);
+    waitpid(echo, NULL, 0);
+    waitpid(echo_spin, NULL, 0);
+    if (fam_deallocate(rtt_item) != 0 || fam_destroy_region(region) != 0)
+        die("cleanup");
+    fam_finalize("fambench");
+    return 0;
+}
+
+/* --get-loop S: fam_get_blocking of 8 B in a loop for S seconds, for
+ * measuring the server's CPU while one PE keeps it busy; prints the rate. */
+static int get_loop(int secs)
+{
+    if (fam_initialize("fambench", NULL) != 0)
+        die("fam_initialize");
+    snprintf(rtt_region, sizeof rtt_region, "fambench-loop-%ld", (long)getpid());
+    region = fam_create_region(rtt_region, 1 << 20, 0600, NULL);
+    if (region == NULL)
+        die("fam_create_region");
+    rtt_item = fam_allocate("loop", 4096, 0600, region);
+    if (rtt_item == NULL)
+        die("fam_allocate");
+    uint64_t t0 = now_ns(), end = t0 + (uint64_t)secs * 1000000000u, n = 0;
+    while (now_ns() < end) {
+        body_rtt_get_8(1000);
+        n += 1000;
+    }
+    printf("fambench --get-loop: %llu gets of 8 B in %d s: %.2f us/op\n", (unsigned long long)n, secs,
+           (double)(now_ns() - t0) / 1000.0 / (double)n);
+    if (fam_deallocate(rtt_item) != 0 || fam_destroy_region(region) != 0)
+        die("cleanup");
+    fam_finalize("fambench");
+    return 0;
+}
+
 /* The data-plane figures of issue 3, each beside its baseline in the same
  * run, all process to process over loopback TCP: fam_get_blocking 256 B vs
  * a raw TCP ping-pong of 256 B with an echo process; fam_get/put_blocking
@@ -445,7 +664,7 @@ static void body_put_4k_nb(uint64_t iters)
  * are mapped and these are memcpy figures. */
 static int net(void)
 {
-    pid_t echo = start_echo();
+    pid_t echo = start_echo(0, &raw_fd);
     if (fam_initialize("fambench", NULL) != 0)
         die("fam_initialize");
     char rname[OPENFAM_NAME_MAX + 1];
@@ -497,7 +716,8 @@ static int net(void)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fambench [--json] [--repeats N] [--net | --get-mib M] [--help] [--version]\n"
+            "usage: fambench [--json] [--repeats N] [--net | --rtt | --get-loop S | --get-mib M]\n"
+            "                [--help] [--version]\n"
             "\n"
             "Measures the OpenFAM C API against plain-memory baselines in the same run:\n"
             "  fam_get_blocking / fam_put_blocking 4 MiB vs memcpy 4 MiB (GB/s),\n"
@@ -511,6 +731,12 @@ static void usage(FILE *f)
             "  --net         measure the famd data plane (OPENFAM_SERVER=HOST:PORT) against\n"
             "                raw TCP to an echo process: 256 B get vs ping-pong, 4 MiB\n"
             "                get/put vs a single stream, non-blocking vs blocking 4 KiB puts\n"
+            "  --rtt         small operations (8/256 B get/put, fetch_add, add + quiet) and\n"
+            "                control calls (lookup, lookup_region, allocate + deallocate)\n"
+            "                against raw 256 B TCP ping-pongs to echo processes, one polling\n"
+            "                and one blocking (any OPENFAM_SERVER)\n"
+            "  --get-loop S  fam_get_blocking of 8 B in a loop for S seconds (for the\n"
+            "                server's CPU under load); prints the rate\n"
             "  --get-mib M   measure only fam_get_blocking of one M MiB item in a region\n"
             "                with default attributes (interleaved over every memory\n"
             "                server of the famd in OPENFAM_SERVER); see tests/stripe-bench.sh\n"
@@ -524,7 +750,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     uint64_t get_mib = 0;
-    int net_mode = 0;
+    int net_mode = 0, rtt_mode = 0, loop_secs = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -542,8 +768,18 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--net") == 0) {
             net_mode = 1;
+        } else if (strcmp(argv[i], "--get-loop") == 0 && i + 1 < argc) {
+            loop_secs = atoi(argv[++i]);
+            if (loop_secs < 1 || loop_secs > 3600) {
+                fprintf(stderr, "fambench: --get-loop must be 1..3600 seconds\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--rtt") == 0) {
+            rtt_mode = 1;
         } else if (strcmp(argv[i], "--echo") == 0 && i + 1 < argc) {
-            return echo_server(atoi(argv[i + 1]));
+            return echo_server(atoi(argv[i + 1]), 0);
+        } else if (strcmp(argv[i], "--echo-spin") == 0 && i + 1 < argc) {
+            return echo_server(atoi(argv[i + 1]), 1);
         } else if (strcmp(argv[i], "--get-mib") == 0 && i + 1 < argc) {
             get_mib = strtoull(argv[++i], NULL, 10);
             if (get_mib < 1 || get_mib > 4096) {
@@ -559,6 +795,10 @@ int main(int argc, char **argv)
         return get_wide(get_mib);
     if (net_mode)
         return net();
+    if (rtt_mode)
+        return rtt();
+    if (loop_secs > 0)
+        return get_loop(loop_secs);
 
     if (fam_initialize("fambench", NULL) != 0)
         die("fam_initialize");

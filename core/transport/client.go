@@ -261,9 +261,34 @@ func (c *Client) sendPieces(ps []piece, first, step int, mode sendMode) {
 	}
 }
 
-// one sends a single-frame request on the next connection and waits.
+// pickSync returns the slot for a request its caller waits for at once:
+// the first connection with nothing outstanding, else the next in turn.
+// A thread making blocking calls one after another thus keeps to one
+// connection, whose server end is then still polling for its next request
+// (ServerOptions.Spin) instead of asleep, as the others would be; callers
+// running at the same time still spread over the pool.
+func (c *Client) pickSync() int {
+	for i := range c.slots {
+		s := &c.slots[i]
+		s.mu.Lock()
+		cc := s.cc
+		s.mu.Unlock()
+		if cc == nil {
+			continue
+		}
+		cc.mu.Lock()
+		idle := len(cc.pending) == 0 && !cc.dead
+		cc.mu.Unlock()
+		if idle {
+			return i
+		}
+	}
+	return c.pick(1)
+}
+
+// one sends a single-frame request on an idle connection and waits.
 func (c *Client) one(h wire.Header, r *req, payload ...[]byte) error {
-	cc, err := c.conn(c.pick(1))
+	cc, err := c.conn(c.pickSync())
 	if err != nil {
 		return err
 	}
@@ -279,7 +304,11 @@ func (c *Client) single(h wire.Header, dst, payload []byte, sync bool) *Call {
 	r.op, r.dst = h.Op, dst
 	cl.onep[0] = r
 	cl.reqs = cl.onep[:]
-	cc, err := c.conn(c.pick(1))
+	slot := c.pick(1)
+	if sync {
+		slot = c.pickSync()
+	}
+	cc, err := c.conn(slot)
 	if err != nil {
 		r.finish(err)
 		return cl
@@ -1264,6 +1293,9 @@ func (s *spinReader) Read(p []byte) (int, error) {
 					polled = true
 					return false
 				}
+				// The server may be waiting for this core (same
+				// host, few cores): let it run between tries.
+				osYield()
 				continue
 			case err != nil:
 				rerr = err

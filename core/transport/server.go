@@ -71,6 +71,7 @@ type Server struct {
 	closed   bool
 	lns      map[net.Listener]struct{}
 	conns    map[net.Conn]struct{}
+	spins    map[net.Conn]*spinConn   // connections that may poll (see spinConn)
 	peers    map[string]int           // open connections by peer (see peerOf)
 	refused  map[string]*refusalState // peers refused lately, for the log
 	refusing int                      // refused connections waiting to be answered
@@ -90,7 +91,7 @@ func NewServer(mem Memory, opts ServerOptions) *Server {
 		opts.MaxConnsPerPeer = defaultConnCap()
 	}
 	return &Server{mem: mem, opts: opts, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
-		peers: map[string]int{}, refused: map[string]*refusalState{}}
+		spins: map[net.Conn]*spinConn{}, peers: map[string]int{}, refused: map[string]*refusalState{}}
 }
 
 // Serve accepts connections on l and serves them until Close; it may be
@@ -280,6 +281,19 @@ func (s *Server) refuse(c net.Conn, peer string, limit int) {
 	c.Write(append(out[:], msg...))
 }
 
+// SpinStats returns how many reads of the connections now open waited for
+// a new request by polling (ServerOptions.Spin), and how many of those the
+// polling answered; both 0 when polling is off.
+func (s *Server) SpinStats() (polls, hits int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sp := range s.spins {
+		polls += sp.polls.Load()
+		hits += sp.hits.Load()
+	}
+	return polls, hits
+}
+
 // Close stops every Serve, closes every connection (requests in flight get
 // no reply) and waits until all handlers have returned. It is safe to call
 // more than once and from any goroutine.
@@ -352,8 +366,23 @@ func (s *Server) serveConn(c net.Conn) {
 			s.logf("data plane: connection from %v: memory fault serving a request (%v); closing it", c.RemoteAddr(), p)
 		}
 	}()
-	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(c, readBuffer), bw: bufio.NewWriterSize(c, 64<<10),
+	var r io.Reader = c
+	spin := newSpinConn(c, s.opts.Spin, spinCap(&s.opts))
+	if spin != nil {
+		r = spin
+	}
+	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(r, readBuffer), bw: bufio.NewWriterSize(c, 64<<10),
 		authed: s.opts.Token == ""}
+	s.mu.Lock()
+	if spin != nil {
+		s.spins[c] = spin
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.spins, c)
+		s.mu.Unlock()
+	}()
 	for {
 		h, err := wire.ReadHeader(sc.br, &sc.hdr)
 		if err == nil && h.IsReply() {
@@ -383,6 +412,9 @@ func (s *Server) serveConn(c net.Conn) {
 		if sc.br.Buffered() == 0 {
 			if err := sc.bw.Flush(); err != nil {
 				return
+			}
+			if spin != nil {
+				spin.arm()
 			}
 		}
 	}

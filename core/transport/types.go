@@ -66,6 +66,16 @@ type ServerOptions struct {
 	// Observer, when set, is told of every request answered (famd's
 	// metrics); nil costs nothing.
 	Observer Observer
+	// Spin is how long after answering a connection's requests the server
+	// polls it for the next one (non-blocking reads) before parking its
+	// reader in the network poller; the window adapts (see spinConn), so
+	// an idle server polls nothing. 0 never polls (every request then pays
+	// a wake-up); famd uses DefaultServerSpin unless told otherwise.
+	Spin time.Duration
+	// MaxSpinners caps the connections of this process polling at once
+	// (all its Servers together); 0 means one fewer than GOMAXPROCS (none
+	// on one core), negative none.
+	MaxSpinners int
 }
 
 // Observer counts a Server's work for monitoring. Request is called once

@@ -1,0 +1,189 @@
+package transport
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofam/openfam/core/amo"
+)
+
+// spinServer serves a fresh item over TCP with the given polling window
+// and cap, and returns the server, a client and the item's key.
+func spinServer(t *testing.T, spin time.Duration, maxSpinners int) (*Server, *Client, Key) {
+	t.Helper()
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	key := mem.add(0, 1<<20, RightRead|RightWrite)
+	s := NewServer(mem, ServerOptions{Spin: spin, MaxSpinners: maxSpinners})
+	addr := serve(t, s, "tcp")
+	return s, dial(t, "tcp", addr, ClientOptions{Conns: 2}), key
+}
+
+// spinWorkload runs gets, puts and atomics from several goroutines and
+// checks every result, so that a polling read that lost or reordered bytes
+// would show.
+func spinWorkload(t *testing.T, c *Client, key Key) {
+	t.Helper()
+	const workers, rounds = 4, 150
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			base := uint64(w) * 4096
+			want := make([]byte, 300)
+			got := make([]byte, 300)
+			for i := 0; i < rounds; i++ {
+				for k := range want {
+					want[k] = byte(i + k + w)
+				}
+				n := 1 + (i*37)%len(want) // 1 to 300 bytes
+				if err := c.Put(key, base, want[:n]); err != nil {
+					errs <- err
+					return
+				}
+				if err := c.Get(key, base, got[:n]); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(got[:n], want[:n]) {
+					errs <- fmt.Errorf("worker %d round %d: read back %x, wrote %x", w, i, got[:n], want[:n])
+					return
+				}
+				if _, err := c.Atomic(key, 1<<19, amo.Int64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, false); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	old, err := c.Atomic(key, 1<<19, amo.Int64, amo.Fetch, amo.Value{}, amo.Value{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Lo != workers*rounds {
+		t.Fatalf("counter is %d after %d adds", old.Lo, workers*rounds)
+	}
+}
+
+// waitNoSpinners waits (generously) until no connection of the process
+// polls: an idle server must park every connection.
+func waitNoSpinners(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for spinners.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections still polling 10 s after the last request", spinners.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestServerSpinOff: without a window the server never polls, and serves
+// the same results.
+func TestServerSpinOff(t *testing.T) {
+	s, c, key := spinServer(t, 0, 0)
+	spinWorkload(t, c, key)
+	if polls, _ := s.SpinStats(); polls != 0 {
+		t.Fatalf("%d polling reads with Spin 0", polls)
+	}
+}
+
+// TestServerSpinOn: with a window, back-to-back requests are waited for by
+// polling, at least some answered that way, results are unchanged, and
+// once the client stops, no connection polls.
+func TestServerSpinOn(t *testing.T) {
+	// A window far longer than a request's turnaround even under -race
+	// on a loaded host, so that polling must catch some requests.
+	s, c, key := spinServer(t, time.Millisecond, 2)
+	spinWorkload(t, c, key)
+	polls, hits := s.SpinStats()
+	if polls == 0 || hits == 0 {
+		t.Fatalf("polling reads %d, answered by polling %d: want both > 0", polls, hits)
+	}
+	waitNoSpinners(t)
+}
+
+// TestServerSpinCap: with a cap of one, several busy connections never
+// poll more than one at a time, and all are served.
+func TestServerSpinCap(t *testing.T) {
+	_, c, key := spinServer(t, time.Millisecond, 1)
+	stop := make(chan struct{})
+	peak := make(chan int32, 1)
+	go func() {
+		var top int32
+		for {
+			select {
+			case <-stop:
+				peak <- top
+				return
+			default:
+			}
+			top = max(top, spinners.Load())
+		}
+	}()
+	spinWorkload(t, c, key)
+	close(stop)
+	if top := <-peak; top > 1 {
+		t.Fatalf("%d connections polled at once with MaxSpinners 1", top)
+	}
+	waitNoSpinners(t)
+}
+
+// TestServerSpinAdapts: a client that pauses longer than the window
+// between requests makes the server stop polling after a few misses,
+// instead of spending the window on every request.
+func TestServerSpinAdapts(t *testing.T) {
+	const window = 20 * time.Microsecond
+	s, c, key := spinServer(t, window, 1)
+	buf := make([]byte, 8)
+	const requests = 20
+	for i := 0; i < requests; i++ {
+		if err := c.Get(key, 0, buf); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // the client's think time, far beyond the window
+	}
+	// From 20us, halving per miss drops below minSpin (2us) after 4
+	// misses; each of the client's two connections may poll that often.
+	polls, _ := s.SpinStats()
+	if polls > 2*5 {
+		t.Fatalf("%d of %d requests waited for by polling though every gap exceeded the window", polls, requests)
+	}
+}
+
+// TestBlockingCallsKeepToOneConnection: a caller making blocking calls one
+// after another uses one connection of the pool (the first idle one), so
+// that the server end it talks to is the one still polling for it.
+func TestBlockingCallsKeepToOneConnection(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	key := mem.add(0, 4096, RightRead|RightWrite)
+	c := dial(t, "tcp", serve(t, NewServer(mem, ServerOptions{}), "tcp"), ClientOptions{Conns: 4})
+	buf := make([]byte, 8)
+	const calls = 100
+	for i := 0; i < calls; i++ {
+		if err := c.Get(key, 0, buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Atomic(key, 8, amo.Int64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range c.slots {
+		cc := c.slots[i].cc
+		cc.mu.Lock()
+		sent := cc.nextID // the Hello, then every request on this connection
+		cc.mu.Unlock()
+		if i == 0 && sent != 1+2*calls || i > 0 && sent != 1 {
+			t.Errorf("connection %d carried %d frames; want all %d calls on connection 0", i, sent, 2*calls)
+		}
+	}
+}
