@@ -246,6 +246,20 @@ func (p *stripedPlane) Atomic(key transport.Key, off uint64, kind amo.Kind, op a
 	return c.Atomic(key, soff-p.starts[j], kind, op, v, cmp, fetch)
 }
 
+// AtomicAsync issues a non-fetching atomic to the server holding the word
+// (see transport.Client.AtomicAsync).
+func (p *stripedPlane) AtomicAsync(key transport.Key, off uint64, kind amo.Kind, op amo.Op, v amo.Value) *transport.Call {
+	j, soff, run := p.lay.Locate(p.base + off)
+	if run < kind.Size() {
+		return transport.DoneCall(&transport.Error{Code: int32(CodeInvalid), Msg: fmt.Sprintf("the %d-byte word at offset %d straddles two interleave blocks", kind.Size(), off)})
+	}
+	c, err := p.r.memClient(p.ids[j])
+	if err != nil {
+		return transport.DoneCall(err)
+	}
+	return c.AtomicAsync(key, soff-p.starts[j], kind, op, v)
+}
+
 // OpenFD implements DataPlane: an interleaved item has no single file to
 // map.
 func (p *stripedPlane) OpenFD(transport.Key) (*os.File, uint64, uint64, uint8, error) {

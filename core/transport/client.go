@@ -262,7 +262,8 @@ func (c *Client) sendPieces(ps []piece, first, step int, mode sendMode) {
 }
 
 // pickSync returns the slot for a request its caller waits for at once:
-// the first connection with nothing outstanding, else the next in turn.
+// the first connection with nothing outstanding but lazy atomics, else the
+// next in turn.
 // A thread making blocking calls one after another thus keeps to one
 // connection, whose server end is then still polling for its next request
 // (ServerOptions.Spin) instead of asleep, as the others would be; callers
@@ -277,7 +278,10 @@ func (c *Client) pickSync() int {
 			continue
 		}
 		cc.mu.Lock()
-		idle := len(cc.pending) == 0 && !cc.dead
+		// Lazy atomics queued here do not make it busy: a blocking call
+		// sent behind them on the same connection also sees their
+		// effects, as the thread that issued them expects.
+		idle := len(cc.pending) == cc.lazyOut && !cc.dead
 		cc.mu.Unlock()
 		if idle {
 			return i
@@ -529,6 +533,37 @@ func (c *Client) Atomic(key Key, off uint64, kind amo.Kind, op amo.Op, v, cmp am
 	return amo.Value{Lo: le.Uint64(r.res[0:]), Hi: le.Uint64(r.res[8:])}, nil
 }
 
+// AtomicAsync starts a non-fetching atomic op (amo.Set, Add, Subtract,
+// Min, Max, And, Or, Xor) on the kind-sized word at off in the item, as
+// OpenFAM's fam_add and friends do: the request is queued, written in a
+// batch with the requests queued next to it, and its reply collected
+// when the Call is waited for (fam_quiet, fam_fence); the Call reports the
+// server's error, if any. Nobody waits for the frame to be written: it
+// goes out with the next blocking call on its connection, when the queue
+// fills, when the Call is waited for, or after lazyDelay at the latest.
+// Every such request goes on the pool's first connection, so that they
+// apply in the order issued and a quiet collects them all from one
+// connection.
+func (c *Client) AtomicAsync(key Key, off uint64, kind amo.Kind, op amo.Op, v amo.Value) *Call {
+	var args [wire.AtomicArgsSize]byte
+	le := binary.LittleEndian
+	le.PutUint64(args[0:], v.Lo)
+	le.PutUint64(args[8:], v.Hi)
+	h := wire.Header{Op: wire.OpAtomic, Key: key, Arg: [4]uint64{off, uint64(kind), uint64(op)}}
+	cl := &Call{}
+	r := &cl.one
+	r.op = wire.OpAtomic
+	cl.onep[0] = r
+	cl.reqs = cl.onep[:]
+	cc, err := c.conn(0)
+	if err != nil {
+		r.finish(err)
+		return cl
+	}
+	cc.send(h, r, lazy, args[:])
+	return cl
+}
+
 // OpenFD asks the server for the file holding the item, to map it on this
 // host: the file (the caller owns and closes it; opened read-only unless
 // rights has RightWrite), the item's offset in it, its size and the
@@ -558,6 +593,7 @@ type req struct {
 	err      error         // the outcome, final once fin is set
 	fin      atomic.Bool   // completed
 	wake     chan struct{} // made by a waiter that must block; cc.mu guards it
+	lazy     bool          // sent lazy (see sendMode); cc.mu guards it
 }
 
 // finish completes a request that was never sent.
@@ -649,6 +685,7 @@ type cconn struct {
 
 	mu      sync.Mutex
 	pending map[uint64]*req
+	lazyOut int // how many of pending were sent lazy
 	nextID  uint64
 	reading bool // someone holds the read role; stays set once dead
 	dead    bool
@@ -656,13 +693,16 @@ type cconn struct {
 	fds     []*os.File // descriptors received and not yet matched to a reply
 
 	kick chan struct{} // asks the background reader to read outstanding replies
-	done chan struct{} // closed once the connection is torn down
+	// lazyKick asks the background reader to flush the queue and read
+	// outstanding replies after lazyDelay, unless a waiter does first.
+	lazyKick chan struct{}
+	done     chan struct{} // closed once the connection is torn down
 
 	spin *spinReader // polls for a waiting caller's reply; nil on Unix sockets or without Spin
 }
 
 func newCconn(nc net.Conn, cl *Client) *cconn {
-	cc := &cconn{c: nc, cl: cl, pending: map[uint64]*req{}, kick: make(chan struct{}, 1),
+	cc := &cconn{c: nc, cl: cl, pending: map[uint64]*req{}, kick: make(chan struct{}, 1), lazyKick: make(chan struct{}, 1),
 		flushKick: make(chan struct{}, 1), done: make(chan struct{})}
 	var r io.Reader = nc
 	if uc, ok := nc.(*net.UnixConn); ok {
@@ -737,7 +777,17 @@ const (
 	// queued: as direct, but a small frame may be queued and written in a
 	// batch with others (see queue).
 	queued
+	// lazy: as queued, but neither the flusher nor the background reader
+	// is woken at once: the caller will most likely wait soon (fam_quiet
+	// after fam_add) and then write and read for itself, which saves two
+	// goroutine hand-overs; if it does not, the background reader writes
+	// and reads after lazyDelay.
+	lazy
 )
+
+// lazyDelay bounds how long a lazy frame may wait unsent, or its reply
+// unread, when its caller does not wait for it.
+const lazyDelay = 200 * time.Microsecond
 
 // send registers r and writes its frame as mode says. A write failure
 // fails the whole connection, which completes r with the error.
@@ -761,14 +811,23 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 	h.ID = cc.nextID
 	r.id = h.ID
 	cc.pending[h.ID] = r
+	if mode == lazy {
+		r.lazy = true
+		cc.lazyOut++
+	}
 	wake := mode != waitNow && !cc.reading
 	cc.mu.Unlock()
-	if wake {
+	if wake && mode == lazy {
+		select {
+		case cc.lazyKick <- struct{}{}:
+		default:
+		}
+	} else if wake {
 		cc.wake()
 	}
 	if plen <= maxQueued {
-		if mode == queued {
-			cc.queue(&h, r, payload)
+		if mode == queued || mode == lazy {
+			cc.queue(&h, r, payload, mode == queued)
 			return
 		}
 		// Copying a small payload behind the header (and any frames
@@ -879,9 +938,10 @@ func (q *batch) writeTo(w net.Conn) error {
 }
 
 // queue appends r's frame (header h) to the write queue and has it
-// written soon: by the flusher goroutine, by the next direct send, by a
+// written soon: by the flusher goroutine (when kick is set; else by the
+// background reader after lazyDelay), by the next direct send, by a
 // waiter, or here when the queue is full.
-func (cc *cconn) queue(h *wire.Header, r *req, payload [][]byte) {
+func (cc *cconn) queue(h *wire.Header, r *req, payload [][]byte, kick bool) {
 	cc.qmu.Lock()
 	first := cc.wq.size == 0
 	cc.appendLocked(h, r, payload, true)
@@ -891,7 +951,7 @@ func (cc *cconn) queue(h *wire.Header, r *req, payload [][]byte) {
 		cc.flush()
 		return
 	}
-	if first {
+	if first && kick {
 		select {
 		case cc.flushKick <- struct{}{}:
 		default:
@@ -1037,9 +1097,22 @@ func (cc *cconn) lead(r *req) error {
 // background reads replies that no waiter is reading for, until the
 // connection is torn down.
 func (cc *cconn) background() {
+	lazyTimer := time.NewTimer(lazyDelay)
+	lazyTimer.Stop()
 	for {
 		select {
 		case <-cc.kick:
+		case <-cc.lazyKick:
+			// Give the caller lazyDelay to wait for its lazy frames
+			// itself; then write and read them here.
+			lazyTimer.Reset(lazyDelay)
+			select {
+			case <-lazyTimer.C:
+			case <-cc.kick:
+				lazyTimer.Stop()
+			case <-cc.done:
+				return
+			}
 		case <-cc.done:
 			return
 		}
@@ -1050,6 +1123,17 @@ func (cc *cconn) background() {
 		}
 		cc.reading = true
 		cc.mu.Unlock()
+		if cc.queued.Load() {
+			// Lazy frames may be queued still (see lazy): their replies
+			// cannot come before they are written.
+			cc.wmu.Lock()
+			err := cc.flushLocked()
+			cc.wmu.Unlock()
+			if err != nil {
+				cc.teardown(err)
+				return
+			}
+		}
 		cc.setReadDeadline(time.Time{}) // the waiters time their requests out
 		for {
 			if _, err := cc.readFrame(); err != nil {
@@ -1124,7 +1208,7 @@ func (cc *cconn) teardown(err error) {
 			wakes = append(wakes, w)
 		}
 	}
-	cc.pending, cc.fds = nil, nil
+	cc.pending, cc.fds, cc.lazyOut = nil, nil, 0
 	cc.mu.Unlock()
 	cc.c.Close()
 	for _, w := range wakes {
@@ -1157,6 +1241,9 @@ func (cc *cconn) readFrame() (*req, error) {
 	}
 	cc.mu.Lock()
 	delete(cc.pending, h.ID)
+	if r.lazy {
+		cc.lazyOut--
+	}
 	wake := r.completeLocked(nil)
 	cc.mu.Unlock()
 	if wake != nil {

@@ -2,6 +2,8 @@ package transport
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -185,5 +187,91 @@ func TestBlockingCallsKeepToOneConnection(t *testing.T) {
 		if i == 0 && sent != 1+2*calls || i > 0 && sent != 1 {
 			t.Errorf("connection %d carried %d frames; want all %d calls on connection 0", i, sent, 2*calls)
 		}
+	}
+}
+
+// TestAtomicAsync: non-fetching atomics issued without waiting all apply,
+// in order with the caller's later blocking calls, and report the
+// server's refusals when waited for.
+func TestAtomicAsync(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	key := mem.add(0, 4096, RightRead|RightWrite)
+	ro := mem.add(8192, 4096, RightRead)
+	c := dial(t, "tcp", serve(t, NewServer(mem, ServerOptions{}), "tcp"), ClientOptions{})
+	const n = 1000
+	calls := make([]*Call, 0, n)
+	for i := 0; i < n; i++ {
+		calls = append(calls, c.AtomicAsync(key, 64, amo.Int64, amo.Add, amo.Value{Lo: 2}))
+	}
+	// A blocking read issued after them by the same goroutine sees them
+	// all, without waiting for them first.
+	buf := make([]byte, 8)
+	if err := c.Get(key, 64, buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint64(buf); got != 2*n {
+		t.Fatalf("blocking get after %d adds of 2 read %d", n, got)
+	}
+	for _, cl := range calls {
+		if err := cl.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Refusals come back at Wait, not at the call.
+	for _, tc := range []struct {
+		call *Call
+		code int32
+	}{
+		{c.AtomicAsync(key, 4096, amo.Int64, amo.Add, amo.Value{Lo: 1}), 13},
+		{c.AtomicAsync(key, 3, amo.Int64, amo.Add, amo.Value{Lo: 1}), 4},
+		{c.AtomicAsync(ro, 0, amo.Int64, amo.Add, amo.Value{Lo: 1}), 2},
+	} {
+		var e *Error
+		if err := tc.call.Wait(); !errors.As(err, &e) || e.Code != tc.code {
+			t.Errorf("AtomicAsync refused: Wait gave %v, want FAM error %d", err, tc.code)
+		}
+	}
+	if err := c.AtomicAsync(Key{9}, 0, amo.Int64, amo.Add, amo.Value{Lo: 1}).Wait(); !errors.Is(err, ErrStaleKey) {
+		t.Errorf("AtomicAsync with an unknown key: Wait gave %v, want ErrStaleKey", err)
+	}
+}
+
+// TestAtomicAsyncUnwaited: a non-fetching atomic nobody waits for still
+// reaches the server (within lazyDelay, here within a generous deadline),
+// and its reply is read, so the connection stays usable.
+func TestAtomicAsyncUnwaited(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	key := mem.add(0, 4096, RightRead|RightWrite)
+	addr := serve(t, NewServer(mem, ServerOptions{}), "tcp")
+	c := dial(t, "tcp", addr, ClientOptions{})
+	other := dial(t, "tcp", addr, ClientOptions{})
+	c.AtomicAsync(key, 0, amo.Int64, amo.Set, amo.Value{Lo: 77})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := other.Atomic(key, 0, amo.Int64, amo.Fetch, amo.Value{}, amo.Value{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Lo == 77 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an unwaited fam_set never reached the server")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cc := c.slots[0].cc
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		cc.mu.Lock()
+		left := len(cc.pending)
+		cc.mu.Unlock()
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reply of an unwaited atomic was never read")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
