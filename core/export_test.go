@@ -87,3 +87,17 @@ func ControlState(f *Fam) connectivity.State { return f.remote.conn.GetState() }
 // AfterBackupCheck makes fn run when a famd-served fam_restore has checked
 // that its backup exists and before it starts the copy.
 func (f *Fam) AfterBackupCheck(fn func()) { f.afterBackupCheck = fn }
+
+// MemFrames returns, for each memory server f has a data-plane client
+// for, the frames sent on each connection of that client's pool
+// (transport.Client.Frames).
+func MemFrames(f *Fam) map[uint64][]uint64 {
+	r := f.remote
+	r.mmu.Lock()
+	defer r.mmu.Unlock()
+	out := map[uint64][]uint64{}
+	for id, c := range r.mems {
+		out[id] = c.Frames()
+	}
+	return out
+}

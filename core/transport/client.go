@@ -577,6 +577,27 @@ func (c *Client) OpenFD(key Key) (f *os.File, offset, size uint64, rights uint8,
 	return r.fd, r.res64[0], r.res64[1], uint8(r.res64[2]), nil
 }
 
+// Frames returns how many frames have been sent on each connection of the
+// pool since it was dialled (its Hello included; 0 for a slot without a
+// live connection): which connections a client's calls use, for tests and
+// diagnostics.
+func (c *Client) Frames() []uint64 {
+	out := make([]uint64, len(c.slots))
+	for i := range c.slots {
+		s := &c.slots[i]
+		s.mu.Lock()
+		cc := s.cc
+		s.mu.Unlock()
+		if cc == nil {
+			continue
+		}
+		cc.mu.Lock()
+		out[i] = cc.nextID
+		cc.mu.Unlock()
+	}
+	return out
+}
+
 // Ping makes one round trip on one connection of the pool.
 func (c *Client) Ping() error { return c.one(wire.Header{Op: wire.OpPing}, &req{op: wire.OpPing}) }
 
