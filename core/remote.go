@@ -53,6 +53,12 @@ type remote struct {
 	// memClient).
 	mmu  sync.Mutex
 	mems map[uint64]*transport.Client
+
+	// sess holds the session id every call carries (see startSession);
+	// noCtl is set once famd said it serves no control calls on its data
+	// plane (see ctlCall).
+	sess  *atomic.Uint64
+	noCtl atomic.Bool
 }
 
 // DefaultTimeout bounds every call to a famd that does not answer.
@@ -149,6 +155,7 @@ func dialRemote(opts Options) (*remote, error) {
 	}
 	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
 	nr.conn = conn
+	nr.sess = sess
 	nr.startSession(sess)
 	nr.token, nr.tokenFile, nr.spin = token, opts.TokenFile, opts.Spin
 	return nr, nil

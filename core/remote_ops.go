@@ -37,7 +37,9 @@ func (f *Fam) rCreateRegion(op, name string, size uint64, mode uint32, attr Regi
 func (f *Fam) rLookupRegion(op, name string) (*Region, error) {
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.LookupRegion(ctx, &pb.LookupRegionRequest{Name: name})
+	req := &pb.LookupRegionRequest{Name: name}
+	rep, _, err := ctlCall(f.remote, transport.CtlLookupRegion, req, &pb.RegionReply{}, true,
+		func() (*pb.RegionReply, error) { return f.remote.cl.LookupRegion(ctx, req) })
 	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
 		return nil, err
 	}
@@ -50,7 +52,9 @@ func (f *Fam) rLookupRegion(op, name string) (*Region, error) {
 func (f *Fam) rRegion(op string, id uint64) (metadata.Region, error) {
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.RegionByID(ctx, &pb.RegionByIDRequest{Id: id})
+	req := &pb.RegionByIDRequest{Id: id}
+	rep, _, err := ctlCall(f.remote, transport.CtlRegionByID, req, &pb.RegionReply{}, true,
+		func() (*pb.RegionReply, error) { return f.remote.cl.RegionByID(ctx, req) })
 	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
 		return metadata.Region{}, err
 	}
@@ -112,6 +116,13 @@ func (f *Fam) refreshRegionItems(id uint64) {
 // and, when famd is on this host, a mapping of the item made from the heap
 // file famd passes (read-only without write permission).
 func (f *Fam) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
+	return f.openViewFD(ii, nil)
+}
+
+// openViewFD is openView mapping the item from fd, the descriptor famd
+// passed with the reply, when there is one (see ctlCall); it closes fd.
+func (f *Fam) openViewFD(ii *pb.ItemInfo, fd *ctlFD) (*itemView, metadata.Item, error) {
+	defer fd.close()
 	rec := itemFromPB(ii)
 	key, ok := keyOf(ii.GetKey())
 	if !ok {
@@ -126,7 +137,11 @@ func (f *Fam) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
 		v.dp, v.striped = sp, true
 		return v, rec, nil
 	}
-	if f.remote.unix && v.rights&RightRead != 0 {
+	if fd != nil && v.rights&RightRead != 0 && fd.size == v.size {
+		if m, b, err := mapRange(int(fd.f.Fd()), fd.off, fd.size, v.rights); err == nil {
+			v.mem, v.mapping = b, m
+		}
+	} else if f.remote.unix && v.rights&RightRead != 0 {
 		if m, b, err := f.remote.mapItem(key, v.rights); err == nil {
 			v.mem, v.mapping = b, m
 		}
@@ -145,11 +160,12 @@ func (r *remote) mapItem(key transport.Key, rights Rights) (m, b []byte, err err
 	return mapRange(int(fl.Fd()), off, size, rights)
 }
 
-func (f *Fam) rNewItem(op string, rep *pb.ItemReply, err error) (*Item, error) {
+func (f *Fam) rNewItem(op string, rep *pb.ItemReply, fd *ctlFD, err error) (*Item, error) {
 	if err := f.remote.famErr(op, rep.GetErr(), err); err != nil {
+		fd.close()
 		return nil, err
 	}
-	v, rec, err := f.openView(rep.GetItem())
+	v, rec, err := f.openViewFD(rep.GetItem(), fd)
 	if err != nil {
 		return nil, err
 	}
@@ -164,15 +180,19 @@ func (f *Fam) rNewItem(op string, rep *pb.ItemReply, err error) (*Item, error) {
 func (r *Region) rAllocate(op, name string, n uint64, mode uint32) (*Item, error) {
 	ctx, cancel := r.f.remote.ctx()
 	defer cancel()
-	rep, err := r.f.remote.cl.Allocate(ctx, &pb.AllocateRequest{RegionId: r.id, Name: name, Size: n, Mode: mode})
-	return r.f.rNewItem(op, rep, err)
+	req := &pb.AllocateRequest{RegionId: r.id, Name: name, Size: n, Mode: mode}
+	rep, fd, err := ctlCall(r.f.remote, transport.CtlAllocate, req, &pb.ItemReply{}, false,
+		func() (*pb.ItemReply, error) { return r.f.remote.cl.Allocate(ctx, req) })
+	return r.f.rNewItem(op, rep, fd, err)
 }
 
 func (f *Fam) rLookup(op, item, region string) (*Item, error) {
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
-	rep, err := f.remote.cl.Lookup(ctx, &pb.LookupRequest{Item: item, Region: region})
-	return f.rNewItem(op, rep, err)
+	req := &pb.LookupRequest{Item: item, Region: region}
+	rep, fd, err := ctlCall(f.remote, transport.CtlLookup, req, &pb.ItemReply{}, true,
+		func() (*pb.ItemReply, error) { return f.remote.cl.Lookup(ctx, req) })
+	return f.rNewItem(op, rep, fd, err)
 }
 
 // rResolve resolves a lazy handle or renews a stale key through ItemAt. It
@@ -277,10 +297,17 @@ func (it *Item) rRemapMaps(v *itemView) {
 func (f *Fam) rDiscard(v *itemView) {
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
-	_, _ = f.remote.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	f.rCloseKey(ctx, v.key)
 	if v.mapping != nil {
 		_ = unix.Munmap(v.mapping)
 	}
+}
+
+// rCloseKey tells famd a key is no longer used, best effort.
+func (f *Fam) rCloseKey(ctx context.Context, key transport.Key) {
+	req := &pb.KeyRequest{Key: key[:]}
+	_, _, _ = ctlCall(f.remote, transport.CtlCloseItem, req, &pb.Reply{}, true,
+		func() (*pb.Reply, error) { return f.remote.cl.CloseItem(ctx, req) })
 }
 
 // rForget tells famd a key is no longer used, best effort. The mapping of
@@ -289,7 +316,7 @@ func (f *Fam) rDiscard(v *itemView) {
 func (f *Fam) rForget(v *itemView) {
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
-	_, _ = f.remote.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	f.rCloseKey(ctx, v.key)
 	if v.mapping != nil {
 		f.mu.Lock()
 		f.staleMaps = append(f.staleMaps, v.mapping)
@@ -376,7 +403,10 @@ func (it *Item) rDeallocate(op string) error {
 	ctx, cancel := f.remote.ctx()
 	defer cancel()
 	rep, err := keyed(it, op, ctx, func(k []byte) (*pb.Reply, error) {
-		return f.remote.cl.Deallocate(ctx, &pb.KeyRequest{Key: k})
+		req := &pb.KeyRequest{Key: k}
+		rep, _, err := ctlCall(f.remote, transport.CtlDeallocate, req, &pb.Reply{}, false,
+			func() (*pb.Reply, error) { return f.remote.cl.Deallocate(ctx, req) })
+		return rep, err
 	})
 	if fe := famError(err); fe != nil {
 		return fe
@@ -476,7 +506,7 @@ func (f *Fam) rRestoreNew(op, name string, r *Region, itemName string, mode uint
 	ctx, cancel := context.WithTimeout(context.Background(), 10*f.remote.timeout)
 	defer cancel()
 	rep, err := f.remote.cl.RestoreNew(ctx, &pb.RestoreNewRequest{Name: name, RegionId: r.id, ItemName: itemName, Mode: mode})
-	it, err := f.rNewItem(op, rep, err)
+	it, err := f.rNewItem(op, rep, nil, err)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -274,11 +274,11 @@ func Start(opts Options) (_ *Famd, err error) {
 	pb.RegisterFamServer(d.grpc, d.srv)
 	logf := opts.Logf
 	if len(uxLns) > 0 {
-		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Logf: logf,
+		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Control: d.srv, Logf: logf,
 			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	}
 	if len(tcpLns) > 0 {
-		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Logf: logf,
+		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Control: d.srv, Logf: logf,
 			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {

@@ -577,6 +577,22 @@ func (c *Client) OpenFD(key Key) (f *os.File, offset, size uint64, rights uint8,
 	return r.fd, r.res64[0], r.res64[1], uint8(r.res64[2]), nil
 }
 
+// Control makes a control call over the data plane (see Controller):
+// method and session as the server's Controller understands them, req the
+// encoded request (msg). It returns the encoded reply and, when the server
+// passed one (Unix sockets), the descriptor of the item the reply names
+// with its offset in the file, size and rights; the caller owns it. A
+// server that does not serve the call answers an *Error with Code 16:
+// make it on the control plane.
+func (c *Client) Control(method, session uint64, msg []byte) (rep []byte, fd *os.File, off, size uint64, rights uint8, err error) {
+	r := &req{op: wire.OpControl}
+	h := wire.Header{Op: wire.OpControl, Arg: [4]uint64{method, session}}
+	if err := c.one(h, r, msg); err != nil {
+		return nil, nil, 0, 0, 0, err
+	}
+	return r.dst, r.fd, r.res64[0], r.res64[1], uint8(r.res64[2]), nil
+}
+
 // Frames returns how many frames have been sent on each connection of the
 // pool since it was dialled (its Hello included; 0 for a slot without a
 // live connection): which connections a client's calls use, for tests and
@@ -1297,14 +1313,23 @@ func (cc *cconn) complete(h wire.Header, r *req) error {
 	case wire.OpAtomic:
 		_, err := io.ReadFull(cc.br, r.res[:])
 		return err
+	case wire.OpControl:
+		r.dst = make([]byte, h.PayloadLen)
+		if _, err := io.ReadFull(cc.br, r.dst); err != nil {
+			return err
+		}
+		if h.Arg[3] == 0 {
+			return nil
+		}
+		fallthrough
 	case wire.OpOpenFD:
 		// The descriptor arrived with the reply's first byte, which the
-		// buffered reader has consumed by now; descriptors and OpenFD
-		// replies come in the same order.
+		// buffered reader has consumed by now; descriptors and replies
+		// carrying one come in the same order.
 		cc.mu.Lock()
 		defer cc.mu.Unlock()
 		if len(cc.fds) == 0 {
-			return fmt.Errorf("%w: OpenFD reply without a descriptor", wire.ErrMalformed)
+			return fmt.Errorf("%w: %v reply without a descriptor", wire.ErrMalformed, h.Op)
 		}
 		r.fd = cc.fds[0]
 		cc.fds = cc.fds[1:]
