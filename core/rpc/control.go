@@ -8,6 +8,7 @@ import (
 	gmd "google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/transport"
 	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
@@ -36,6 +37,9 @@ func (s *Server) Control(p transport.Peer, method, session uint64, req []byte) (
 	switch {
 	case p.Unix:
 		id = identity{p.UID, p.GID}
+	case s.token == "":
+		// As on gRPC: without a cluster token famd takes no TCP users.
+		return nil, nil, 0, 0, 0, &transport.Error{Code: int32(core.CodeNoPerm), Msg: "this famd accepts no TCP clients: it was started without a cluster token"}
 	case s.auth == famauth.ModeMunge:
 		return nil, nil, 0, 0, 0, transport.ErrUnsupported
 	default:
