@@ -735,16 +735,20 @@ type cconn struct {
 	lazyKick chan struct{}
 	done     chan struct{} // closed once the connection is torn down
 
-	spin *spinReader // polls for a waiting caller's reply; nil on Unix sockets or without Spin
+	spin *spinReader // polls for a waiting caller's reply; nil without Spin
 }
 
 func newCconn(nc net.Conn, cl *Client) *cconn {
 	cc := &cconn{c: nc, cl: cl, pending: map[uint64]*req{}, kick: make(chan struct{}, 1), lazyKick: make(chan struct{}, 1),
 		flushKick: make(chan struct{}, 1), done: make(chan struct{})}
 	var r io.Reader = nc
+	var fr *fdReader
 	if uc, ok := nc.(*net.UnixConn); ok {
-		r = &fdReader{uc: uc, cc: cc, oob: make([]byte, unix.CmsgSpace(4*4))}
-	} else if sr := newSpinReader(nc, cl.opts.Spin); sr != nil {
+		fr = &fdReader{uc: uc, cc: cc, oob: make([]byte, unix.CmsgSpace(4*4))}
+		r = fr
+	}
+	if sr := newSpinReader(nc, cl.opts.Spin); sr != nil {
+		sr.fdr = fr
 		r = sr
 		cc.spin = sr
 	}
@@ -1349,6 +1353,13 @@ type fdReader struct {
 func (f *fdReader) Read(p []byte) (int, error) {
 	n, oobn, _, _, err := f.uc.ReadMsgUnix(p, f.oob)
 	n = max(n, 0) // a failed recvmsg can report -1
+	f.take(oobn)
+	return n, err
+}
+
+// take keeps the descriptors of the first oobn bytes of f.oob, as the
+// last recvmsg filled it.
+func (f *fdReader) take(oobn int) {
 	if oobn > 0 {
 		msgs, perr := unix.ParseSocketControlMessage(f.oob[:oobn])
 		var got []*os.File
@@ -1365,10 +1376,10 @@ func (f *fdReader) Read(p []byte) (int, error) {
 		f.cc.fds = append(f.cc.fds, got...)
 		f.cc.mu.Unlock()
 	}
-	return n, err
 }
 
-// spinReader reads a TCP connection for bufio. While a caller waits for its
+// spinReader reads a connection for bufio (a Unix one through its
+// fdReader, so that passed descriptors are kept). While a caller waits for its
 // own reply (the read role's holder in lead), it polls the socket with
 // non-blocking reads for up to the spin time before letting the runtime
 // park the goroutine until the socket is readable. A parked reader costs a
@@ -1378,6 +1389,7 @@ func (f *fdReader) Read(p []byte) (int, error) {
 // round trip of a small request on loopback. The background reader never
 // spins.
 type spinReader struct {
+	fdr  *fdReader // on a Unix socket: reads with recvmsg, keeping descriptors
 	nc   net.Conn
 	rc   syscall.RawConn
 	spin time.Duration
@@ -1401,6 +1413,9 @@ func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
 
 func (s *spinReader) Read(p []byte) (int, error) {
 	if !s.on.Load() || len(p) == 0 {
+		if s.fdr != nil {
+			return s.fdr.Read(p)
+		}
 		return s.nc.Read(p)
 	}
 	var n int
@@ -1409,7 +1424,17 @@ func (s *spinReader) Read(p []byte) (int, error) {
 	polled := false
 	err := s.rc.Read(func(fd uintptr) bool {
 		for {
-			m, err := unix.Read(int(fd), p)
+			var m int
+			var err error
+			if s.fdr != nil {
+				var oobn int
+				m, oobn, _, _, err = unix.Recvmsg(int(fd), p, s.fdr.oob, unix.MSG_CMSG_CLOEXEC)
+				if err == nil {
+					s.fdr.take(oobn)
+				}
+			} else {
+				m, err = unix.Read(int(fd), p)
+			}
 			switch {
 			case err == unix.EINTR:
 				continue

@@ -275,3 +275,31 @@ func TestAtomicAsyncUnwaited(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestUnixClientSpinKeepsDescriptors: a client polling for its replies on
+// a Unix socket (Spin) reads with recvmsg, so descriptors passed with
+// OpenFD replies are all kept and matched, polling or not.
+func TestUnixClientSpinKeepsDescriptors(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	key := mem.add(8192, 4096, RightRead|RightWrite)
+	s := NewServer(mem, ServerOptions{FDs: mem, Spin: time.Millisecond})
+	c := dial(t, "unix", serve(t, s, "unix"), ClientOptions{Spin: time.Millisecond})
+	if err := c.Put(key, 0, []byte("spin")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		f, off, size, rights, err := c.OpenFD(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 4)
+		if _, err := f.ReadAt(b, int64(off)); err != nil || string(b) != "spin" || size != 4096 || rights != RightRead|RightWrite {
+			t.Fatalf("OpenFD %d: read %q (%v) at %d, size %d, rights %d", i, b, err, off, size, rights)
+		}
+		f.Close()
+		got := make([]byte, 4)
+		if err := c.Get(key, 0, got); err != nil || string(got) != "spin" {
+			t.Fatalf("get %d: %q %v", i, got, err)
+		}
+	}
+}
