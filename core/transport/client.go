@@ -50,6 +50,7 @@ type Client struct {
 	slots         []slot
 	next          atomic.Uint64
 	closed        atomic.Bool
+	features      atomic.Uint64 // what the server announced in its Hello reply (wire.Feature*)
 }
 
 type slot struct {
@@ -134,6 +135,7 @@ func (c *Client) conn(i int) (*cconn, error) {
 		}
 		return nil, err
 	}
+	c.features.Store(r.res64[0])
 	s.cc = cc
 	return cc, nil
 }
@@ -585,6 +587,11 @@ func (c *Client) OpenFD(key Key) (f *os.File, offset, size uint64, rights uint8,
 // server that does not serve the call answers an *Error with Code 16:
 // make it on the control plane.
 func (c *Client) Control(method, session uint64, msg []byte) (rep []byte, fd *os.File, off, size uint64, rights uint8, err error) {
+	if c.features.Load()&wire.FeatureControl == 0 {
+		// An older server would take the request for a malformed frame
+		// and close the connection.
+		return nil, nil, 0, 0, 0, &Error{Code: codeUnimpl, Msg: "the server serves no control calls on its data plane"}
+	}
 	r := &req{op: wire.OpControl}
 	h := wire.Header{Op: wire.OpControl, Arg: [4]uint64{method, session}}
 	if err := c.one(h, r, msg); err != nil {
@@ -1317,6 +1324,8 @@ func (cc *cconn) complete(h wire.Header, r *req) error {
 	case wire.OpAtomic:
 		_, err := io.ReadFull(cc.br, r.res[:])
 		return err
+	case wire.OpHello:
+		r.res64[0] = h.Arg[0] // the server's features
 	case wire.OpControl:
 		r.dst = make([]byte, h.PayloadLen)
 		if _, err := io.ReadFull(cc.br, r.dst); err != nil {

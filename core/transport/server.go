@@ -492,7 +492,20 @@ func (sc *sconn) hello(h wire.Header) (*replyError, error) {
 		return nil, io.EOF
 	}
 	sc.authed = true
-	return nil, sc.replyOK(h, nil)
+	// The reply announces what this server serves beyond the basic
+	// operations, so that a client never sends a request an older
+	// server would take for a malformed frame.
+	var features uint64
+	if sc.s.opts.Control != nil {
+		features |= wire.FeatureControl
+	}
+	if o := sc.s.opts.Observer; o != nil {
+		observe(o, h, wire.StatusOK, 0)
+	}
+	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, ID: h.ID, Arg: [4]uint64{features}}
+	rh.Encode(sc.rhdr[:])
+	_, err = sc.bw.Write(sc.rhdr[:])
+	return nil, err
 }
 
 // resolve looks the key up and checks that it grants need.

@@ -58,6 +58,13 @@ const (
 var opNames = [...]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
 	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control"}
 
+// Features a server announces in its Hello reply's Arg[0] (a server that
+// predates them announces none).
+const (
+	// FeatureControl: the server serves Control requests.
+	FeatureControl uint64 = 1 << 0
+)
+
 // MaxControl is the largest payload of a Control request (a control
 // call's encoded request message).
 const MaxControl = 64 << 10
@@ -95,6 +102,7 @@ const (
 //	ScatterIndexed  as GatherIndexed; payload count indexes then count*esize bytes
 //	Atomic          Arg[0] offset, Arg[1] kind, Arg[2] op; payload v and cmp
 //	OpenFD reply    Arg[0] offset in the file, Arg[1] size, Arg[2] rights
+//	Hello reply     Arg[0] the server's features (FeatureControl ...)
 //	Control         Arg[0] method, Arg[1] session; payload the encoded request
 //	Control reply   payload the encoded reply; Arg[3] 1 when a descriptor is
 //	                attached, Arg[0..2] then as in the OpenFD reply
