@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gofam/openfam/core/transport"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
 // Control calls over famd's data plane (transport.Controller): fam_lookup,
@@ -81,4 +82,31 @@ func (c *ctlFD) close() {
 	if c != nil {
 		c.f.Close()
 	}
+}
+
+// closeKeyAsync tells famd, over the data plane and without waiting for
+// its answer, that key is no longer used (fam_close): the request goes out
+// with the instance's next call on that connection, or soon after
+// (transport.Client.ControlAsync), so a close costs no round trip. It
+// reports false when famd does not serve control calls there; the caller
+// then uses gRPC. famd revokes the key on its own when the session ends,
+// so a close lost with its connection leaks nothing for long.
+func (r *remote) closeKeyAsync(key transport.Key) bool {
+	dc, ok := r.data.(*transport.Client)
+	if !ok || r.noCtl.Load() {
+		return false
+	}
+	req, err := proto.Marshal(&pb.KeyRequest{Key: key[:]})
+	if err != nil {
+		return false
+	}
+	var sess uint64
+	if r.sess != nil {
+		sess = r.sess.Load()
+	}
+	if _, err := dc.ControlAsync(transport.CtlCloseItem, sess, req); err != nil {
+		r.noCtl.Store(true)
+		return false
+	}
+	return true
 }

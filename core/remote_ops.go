@@ -305,6 +305,9 @@ func (f *Fam) rDiscard(v *itemView) {
 
 // rCloseKey tells famd a key is no longer used, best effort.
 func (f *Fam) rCloseKey(ctx context.Context, key transport.Key) {
+	if f.remote.closeKeyAsync(key) {
+		return
+	}
 	req := &pb.KeyRequest{Key: key[:]}
 	_, _, _ = ctlCall(f.remote, transport.CtlCloseItem, req, &pb.Reply{}, true,
 		func() (*pb.Reply, error) { return f.remote.cl.CloseItem(ctx, req) })

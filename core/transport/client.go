@@ -600,6 +600,31 @@ func (c *Client) Control(method, session uint64, msg []byte) (rep []byte, fd *os
 	return r.dst, r.fd, r.res64[0], r.res64[1], uint8(r.res64[2]), nil
 }
 
+// ControlAsync sends a control call whose reply nobody waits for at once
+// (fam_close telling the server a key is no longer used): it is queued as
+// non-fetching atomics are (see AtomicAsync), on the pool's first
+// connection, and goes out with the next blocking call there, or soon
+// after. The Call reports the outcome when waited for; the reply itself
+// is dropped. A server that does not serve control calls gets nothing:
+// an *Error with Code 16 is returned at once.
+func (c *Client) ControlAsync(method, session uint64, msg []byte) (*Call, error) {
+	if c.features.Load()&wire.FeatureControl == 0 {
+		return nil, &Error{Code: codeUnimpl, Msg: "the server serves no control calls on its data plane"}
+	}
+	cl := &Call{}
+	r := &cl.one
+	r.op = wire.OpControl
+	cl.onep[0] = r
+	cl.reqs = cl.onep[:]
+	cc, err := c.conn(0)
+	if err != nil {
+		r.finish(err)
+		return cl, nil
+	}
+	cc.send(wire.Header{Op: wire.OpControl, Arg: [4]uint64{method, session}}, r, lazy, msg)
+	return cl, nil
+}
+
 // Frames returns how many frames have been sent on each connection of the
 // pool since it was dialled (its Hello included; 0 for a slot without a
 // live connection): which connections a client's calls use, for tests and
@@ -863,19 +888,36 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 		r.lazy = true
 		cc.lazyOut++
 	}
+	if mode == lazy && plen > maxQueued {
+		mode = direct // too big to queue: written now, read by the background reader
+	}
 	wake := mode != waitNow && !cc.reading
 	cc.mu.Unlock()
-	if wake && mode == lazy {
-		select {
-		case cc.lazyKick <- struct{}{}:
-		default:
-		}
-	} else if wake {
+	if wake && mode != lazy {
 		cc.wake()
 	}
 	if plen <= maxQueued {
-		if mode == queued || mode == lazy {
-			cc.queue(&h, r, payload, mode == queued)
+		if mode == queued {
+			cc.queue(&h, r, payload, true)
+			return
+		}
+		if mode == lazy {
+			cc.queue(&h, r, payload, false)
+			// Only now that the frame is queued may someone be asked to
+			// write it: a reader woken before would block on a reply to
+			// a request still in the queue. One holding the read role
+			// already writes nothing: the flusher does.
+			cc.mu.Lock()
+			reading := cc.reading
+			cc.mu.Unlock()
+			kick := cc.lazyKick
+			if reading {
+				kick = cc.flushKick
+			}
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
 			return
 		}
 		// Copying a small payload behind the header (and any frames

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -301,5 +302,42 @@ func TestUnixClientSpinKeepsDescriptors(t *testing.T) {
 		if err := c.Get(key, 0, got); err != nil || string(got) != "spin" {
 			t.Fatalf("get %d: %q %v", i, got, err)
 		}
+	}
+}
+
+// blockingControl is a Controller that answers only once released.
+type blockingControl struct{ release chan struct{} }
+
+func (b *blockingControl) Control(p Peer, method, session uint64, req []byte) ([]byte, *os.File, uint64, uint64, uint8, error) {
+	<-b.release
+	return []byte("done"), nil, 0, 0, 0, nil
+}
+
+// TestControlAsyncDoesNotWait: ControlAsync returns while the server is
+// still serving the call, the Call completes once it has answered, and a
+// server without a Controller gets no Control frame at all (an older one
+// would close the connection on it).
+func TestControlAsyncDoesNotWait(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	ctl := &blockingControl{release: make(chan struct{})}
+	c := dial(t, "unix", serve(t, NewServer(mem, ServerOptions{Control: ctl}), "unix"), ClientOptions{})
+	call, err := c.ControlAsync(CtlCloseItem, 0, []byte("req"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(ctl.release) // the server has not answered before this
+	if err := call.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	plain := dial(t, "unix", serve(t, NewServer(mem, ServerOptions{}), "unix"), ClientOptions{})
+	var e *Error
+	if _, err := plain.ControlAsync(CtlCloseItem, 0, nil); !errors.As(err, &e) || e.Code != codeUnimpl {
+		t.Fatalf("ControlAsync to a server without control calls: %v, want FAM_EUNIMPL at once", err)
+	}
+	if _, _, _, _, _, err := plain.Control(CtlLookup, 0, nil); !errors.As(err, &e) || e.Code != codeUnimpl {
+		t.Fatalf("Control to a server without control calls: %v, want FAM_EUNIMPL", err)
+	}
+	if err := plain.Ping(); err != nil {
+		t.Fatalf("connection after refused control calls: %v", err)
 	}
 }
