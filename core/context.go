@@ -473,6 +473,12 @@ func atomicName(k Kind, op Op, fetch bool) string {
 	return "fam_atomic"
 }
 
+// asyncAtomics is a data plane that can issue a non-fetching atomic
+// without waiting for it (transport.Client.AtomicAsync).
+type asyncAtomics interface {
+	AtomicAsync(key transport.Key, off uint64, kind amo.Kind, op amo.Op, v amo.Value) *transport.Call
+}
+
 // Atomic performs op on the k-sized word at off in the item and returns the
 // word's previous value. fetch says the caller reads that value (fam_fetch_*,
 // swap, compare_swap): it then needs read permission as well as write for
@@ -508,11 +514,22 @@ func (c *Context) Atomic(it *Item, off uint64, k Kind, op Op, v, cmp Value, fetc
 		// cmpxchg16b writes even to read, so a read-only mapping (one
 		// famd passed: an embedded instance maps every region read-write)
 		// cannot serve a 128-bit fetch: the server does it.
-		if _, err := it.plane(name, iv); err != nil {
+		d, err := it.plane(name, iv)
+		if err != nil {
 			return Value{}, err
 		}
+		if a, ok := d.(asyncAtomics); ok && !fetch && op != amo.Fetch {
+			// Non-fetching atomics complete at Quiet, as OpenFAM's do:
+			// issued without waiting, batched on the wire, their
+			// replies (and errors) collected by Quiet or Fence.
+			call := a.AtomicAsync(iv.key, off, k, op, v)
+			c.cmu.Lock()
+			c.calls = append(c.calls, pendingCall{call: call, op: name})
+			c.cmu.Unlock()
+			return Value{}, nil
+		}
 		var old Value
-		err := it.remoteData(name, func(rv *itemView) (err error) {
+		err = it.remoteData(name, func(rv *itemView) (err error) {
 			old, err = rv.dp.Atomic(rv.key, off, k, op, v, cmp, fetch)
 			return err
 		})

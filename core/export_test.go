@@ -95,3 +95,17 @@ func remoteOf(f *Fam) *remote { return f.b.(*remote) }
 
 // localOf returns the backend of an embedded instance.
 func localOf(f *Fam) *local { return f.b.(*local) }
+
+// MemFrames returns, for each memory server f has a data-plane client
+// for, the frames sent on each connection of that client's pool
+// (transport.Client.Frames).
+func MemFrames(f *Fam) map[uint64][]uint64 {
+	r := remoteOf(f)
+	r.mmu.Lock()
+	defer r.mmu.Unlock()
+	out := map[uint64][]uint64{}
+	for id, c := range r.mems {
+		out[id] = c.Frames()
+	}
+	return out
+}

@@ -62,6 +62,12 @@ type remote struct {
 	// afterBackupCheck, set only by tests (export_test.go), runs between
 	// a restore's check that the backup exists and its copy.
 	afterBackupCheck func()
+
+	// sess holds the session id every call carries (see startSession);
+	// noCtl is set once famd said it serves no control calls on its data
+	// plane (see ctlCall).
+	sess  *atomic.Uint64
+	noCtl atomic.Bool
 }
 
 // DefaultTimeout bounds every call to a famd that does not answer.
@@ -158,6 +164,7 @@ func dialRemote(opts Options) (*remote, error) {
 	}
 	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
 	nr.conn = conn
+	nr.sess = sess
 	nr.startSession(sess)
 	nr.token, nr.tokenFile, nr.spin = token, opts.TokenFile, opts.Spin
 	return nr, nil

@@ -37,7 +37,9 @@ func (r *remote) createRegion(_ *Fam, op, name string, size uint64, mode uint32,
 func (r *remote) lookupRegion(_ *Fam, op, name string) (uint64, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := r.cl.LookupRegion(ctx, &pb.LookupRegionRequest{Name: name})
+	req := &pb.LookupRegionRequest{Name: name}
+	rep, _, err := ctlCall(r, transport.CtlLookupRegion, req, &pb.RegionReply{}, true,
+		func() (*pb.RegionReply, error) { return r.cl.LookupRegion(ctx, req) })
 	if err := r.famErr(op, rep.GetErr(), err); err != nil {
 		return 0, err
 	}
@@ -49,7 +51,9 @@ func (r *remote) lookupRegion(_ *Fam, op, name string) (uint64, error) {
 func (r *remote) regionRecord(_ *Fam, op string, id uint64, _ bool) (metadata.Region, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := r.cl.RegionByID(ctx, &pb.RegionByIDRequest{Id: id})
+	req := &pb.RegionByIDRequest{Id: id}
+	rep, _, err := ctlCall(r, transport.CtlRegionByID, req, &pb.RegionReply{}, true,
+		func() (*pb.RegionReply, error) { return r.cl.RegionByID(ctx, req) })
 	if err := r.famErr(op, rep.GetErr(), err); err != nil {
 		return metadata.Region{}, err
 	}
@@ -92,6 +96,13 @@ func (r *remote) regionUsed(_ *Fam, op string, _ uint64) (uint64, error) {
 // and, when famd is on this host, a mapping of the item made from the heap
 // file famd passes (read-only without write permission).
 func (r *remote) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
+	return r.openViewFD(ii, nil)
+}
+
+// openViewFD is openView mapping the item from fd, the descriptor famd
+// passed with the reply, when there is one (see ctlCall); it closes fd.
+func (r *remote) openViewFD(ii *pb.ItemInfo, fd *ctlFD) (*itemView, metadata.Item, error) {
+	defer fd.close()
 	rec := itemFromPB(ii)
 	key, ok := keyOf(ii.GetKey())
 	if !ok {
@@ -106,7 +117,11 @@ func (r *remote) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
 		v.dp, v.striped = sp, true
 		return v, rec, nil
 	}
-	if r.unix && v.rights&RightRead != 0 {
+	if fd != nil && v.rights&RightRead != 0 && fd.size == v.size {
+		if m, b, err := mapRange(int(fd.f.Fd()), fd.off, fd.size, v.rights); err == nil {
+			v.mem, v.mapping = b, m
+		}
+	} else if r.unix && v.rights&RightRead != 0 {
 		if m, b, err := r.mapKey(key, v.rights); err == nil {
 			v.mem, v.mapping = b, m
 		}
@@ -126,11 +141,12 @@ func (r *remote) mapKey(key transport.Key, rights Rights) (m, b []byte, err erro
 }
 
 // newItem binds a handle to the item famd answered with.
-func (r *remote) newItem(f *Fam, op string, rep *pb.ItemReply, err error) (*Item, error) {
+func (r *remote) newItem(f *Fam, op string, rep *pb.ItemReply, fd *ctlFD, err error) (*Item, error) {
 	if err := r.famErr(op, rep.GetErr(), err); err != nil {
+		fd.close()
 		return nil, err
 	}
-	v, rec, err := r.openView(rep.GetItem())
+	v, rec, err := r.openViewFD(rep.GetItem(), fd)
 	if err != nil {
 		return nil, err
 	}
@@ -146,15 +162,19 @@ func (r *remote) newItem(f *Fam, op string, rep *pb.ItemReply, err error) (*Item
 func (r *remote) allocate(f *Fam, op string, reg *Region, name string, n uint64, mode uint32) (*Item, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := r.cl.Allocate(ctx, &pb.AllocateRequest{RegionId: reg.id, Name: name, Size: n, Mode: mode})
-	return r.newItem(f, op, rep, err)
+	req := &pb.AllocateRequest{RegionId: reg.id, Name: name, Size: n, Mode: mode}
+	rep, fd, err := ctlCall(r, transport.CtlAllocate, req, &pb.ItemReply{}, false,
+		func() (*pb.ItemReply, error) { return r.cl.Allocate(ctx, req) })
+	return r.newItem(f, op, rep, fd, err)
 }
 
 func (r *remote) lookup(f *Fam, op, item, region string) (*Item, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	rep, err := r.cl.Lookup(ctx, &pb.LookupRequest{Item: item, Region: region})
-	return r.newItem(f, op, rep, err)
+	req := &pb.LookupRequest{Item: item, Region: region}
+	rep, fd, err := ctlCall(r, transport.CtlLookup, req, &pb.ItemReply{}, true,
+		func() (*pb.ItemReply, error) { return r.cl.Lookup(ctx, req) })
+	return r.newItem(f, op, rep, fd, err)
 }
 
 func (r *remote) resolveLocked(_ *Fam, op string, g GlobalDesc) (*itemView, metadata.Item, error) {
@@ -259,10 +279,22 @@ func (r *remote) remapMaps(it *Item, v *itemView) {
 func (r *remote) discard(v *itemView) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	_, _ = r.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	r.closeKey(ctx, v.key)
 	if v.mapping != nil {
 		_ = unix.Munmap(v.mapping)
 	}
+}
+
+// closeKey tells famd a key is no longer used, best effort: queued on the
+// data plane to go out with the next call where famd serves control calls
+// there (so fam_close does not wait), else one call.
+func (r *remote) closeKey(ctx context.Context, key transport.Key) {
+	if r.closeKeyAsync(key) {
+		return
+	}
+	req := &pb.KeyRequest{Key: key[:]}
+	_, _, _ = ctlCall(r, transport.CtlCloseItem, req, &pb.Reply{}, true,
+		func() (*pb.Reply, error) { return r.cl.CloseItem(ctx, req) })
 }
 
 // closeView tells famd a key is no longer used, best effort. The mapping
@@ -274,7 +306,7 @@ func (r *remote) closeView(v *itemView) {
 	}
 	ctx, cancel := r.ctx()
 	defer cancel()
-	_, _ = r.cl.CloseItem(ctx, &pb.KeyRequest{Key: v.key[:]})
+	r.closeKey(ctx, v.key)
 	r.dropView(v)
 }
 
@@ -360,7 +392,10 @@ func (r *remote) deallocate(it *Item, op string) error {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	rep, err := keyed(r, it, op, func(k []byte) (*pb.Reply, error) {
-		return r.cl.Deallocate(ctx, &pb.KeyRequest{Key: k})
+		req := &pb.KeyRequest{Key: k}
+		rep, _, err := ctlCall(r, transport.CtlDeallocate, req, &pb.Reply{}, false,
+			func() (*pb.Reply, error) { return r.cl.Deallocate(ctx, req) })
+		return rep, err
 	})
 	if fe := famError(err); fe != nil {
 		return fe
@@ -492,7 +527,7 @@ func (r *remote) restoreNew(f *Fam, op, name string, reg *Region, itemName strin
 	ctx, cancel := context.WithTimeout(context.Background(), 10*r.timeout)
 	defer cancel()
 	rep, err := r.cl.RestoreNew(ctx, &pb.RestoreNewRequest{Name: name, RegionId: reg.id, ItemName: itemName, Mode: mode})
-	it, err := r.newItem(f, op, rep, err)
+	it, err := r.newItem(f, op, rep, nil, err)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -141,12 +141,36 @@ func (p *stripedPlane) PutAsync(key transport.Key, off uint64, src []byte) *tran
 
 // Get implements DataPlane.
 func (p *stripedPlane) Get(key transport.Key, off uint64, dst []byte) error {
+	if c, soff, ok := p.within(off, len(dst)); ok {
+		return c.Get(key, soff, dst)
+	}
 	return p.GetAsync(key, off, dst).Wait()
 }
 
 // Put implements DataPlane.
 func (p *stripedPlane) Put(key transport.Key, off uint64, src []byte) error {
+	if c, soff, ok := p.within(off, len(src)); ok {
+		return c.Put(key, soff, src)
+	}
 	return p.PutAsync(key, off, src).Wait()
+}
+
+// within returns the client of the server holding n bytes at item offset
+// off and their offset in the item's share there, when they lie in one
+// interleave block: a blocking call then makes one blocking request, read
+// by the caller itself, as on an unstriped item, instead of the queued
+// request and the hand-over to the connection's reader that a multi-piece
+// transfer needs.
+func (p *stripedPlane) within(off uint64, n int) (*transport.Client, uint64, bool) {
+	j, soff, run := p.lay.Locate(p.base + off)
+	if n <= 0 || uint64(n) > run {
+		return nil, 0, false
+	}
+	c, err := p.r.memClient(p.ids[j])
+	if err != nil {
+		return nil, 0, false // the multi-piece path reports it
+	}
+	return c, soff - p.starts[j], true
 }
 
 // GatherIndexed implements DataPlane: one indexed request per server when
@@ -244,6 +268,20 @@ func (p *stripedPlane) Atomic(key transport.Key, off uint64, kind amo.Kind, op a
 		return amo.Value{}, err
 	}
 	return c.Atomic(key, soff-p.starts[j], kind, op, v, cmp, fetch)
+}
+
+// AtomicAsync issues a non-fetching atomic to the server holding the word
+// (see transport.Client.AtomicAsync).
+func (p *stripedPlane) AtomicAsync(key transport.Key, off uint64, kind amo.Kind, op amo.Op, v amo.Value) *transport.Call {
+	j, soff, run := p.lay.Locate(p.base + off)
+	if run < kind.Size() {
+		return transport.DoneCall(&transport.Error{Code: int32(CodeInvalid), Msg: fmt.Sprintf("the %d-byte word at offset %d straddles two interleave blocks", kind.Size(), off)})
+	}
+	c, err := p.r.memClient(p.ids[j])
+	if err != nil {
+		return transport.DoneCall(err)
+	}
+	return c.AtomicAsync(key, soff-p.starts[j], kind, op, v)
 }
 
 // OpenFD implements DataPlane: an interleaved item has no single file to

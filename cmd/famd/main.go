@@ -134,6 +134,7 @@ type config struct {
 	advertise, interleave      string
 	shutdownTimeout            time.Duration
 	maxConnsPerPeer            int
+	spin                       time.Duration
 	metricsListen              string
 }
 
@@ -173,6 +174,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.logLevel, "log-level", "info", "`LEVEL` of log detail on stderr: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "`FORMAT` of log lines on stderr: text (time=... level=INFO msg=\"...\") or json\n(one object per line with time, level and msg)")
 	fs.IntVar(&c.maxConnsPerPeer, "max-conns-per-peer", 0, fmt.Sprintf("most data-plane connections `N` one uid (Unix socket) or source address (TCP)\nmay hold; more are refused with an error and a warning (each client process opens\n4 per server); 0: %d, or a quarter of famd's open-file limit if lower; <0: no cap", transport.DefaultMaxConnsPerPeer))
+	fs.DurationVar(&c.spin, "spin", transport.DefaultServerSpin, "how long the data plane polls a connection for its next request after answering\none, as a Go `DURATION`, before sleeping until one comes: saves the wake-up of a\nsleeping server on every small request of a busy PE; adapts to the PE's pace,\nso an idle famd polls nothing; at most one connection per core but one polls at\nonce; 0 never polls")
 	showVersion := fs.Bool("version", false, "print famd's version and exit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics over HTTP at `HOST:PORT`/metrics (port 0 picks one;\nthe startup log names it): calls and requests by kind and result, bytes moved,\nerrors, open sessions, regions, memory per server. No authentication: bind\nit to a trusted address")
@@ -302,10 +304,13 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 	if c.shutdownTimeout <= 0 {
 		return o, usagef("--shutdown-timeout must be positive")
 	}
+	if err := c.checkSpin(); err != nil {
+		return o, err
+	}
 	o = embed.Options{DataDir: c.dataDir, ShmDir: c.shmDir, BackupDir: c.backupDir, SocketPath: c.socket,
 		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, ClusterLogf: lg.infof,
 		WarnLogf: lg.warnf, Role: c.role, InterleaveSize: block, Auth: c.auth, MungeSocket: c.mungeSocket,
-		MaxConnsPerPeer: c.maxConnsPerPeer}
+		MaxConnsPerPeer: c.maxConnsPerPeer, DataSpin: c.spin}
 	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
 		return o, err
 	}
@@ -436,6 +441,9 @@ func (c *config) memoryOptions(lg *logger) (embed.MemoryOptions, error) {
 	if c.shutdownTimeout <= 0 {
 		return o, usagef("--shutdown-timeout must be positive")
 	}
+	if err := c.checkSpin(); err != nil {
+		return o, err
+	}
 	if c.advertise == "" {
 		// Caught here rather than by StartMemory so that it is a usage
 		// error: the fix is a flag.
@@ -463,7 +471,20 @@ func (c *config) memoryOptions(lg *logger) (embed.MemoryOptions, error) {
 	}
 	return embed.MemoryOptions{DataDir: c.dataDir, ShmDir: c.shmDir, TCPAddr: ctl, DataTCPAddr: data,
 		DataSocketPath: c.socket, Advertise: c.advertise, Join: join, Token: tok, ServerToken: stok,
-		ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, WarnLogf: lg.warnf, MaxConnsPerPeer: c.maxConnsPerPeer}, nil
+		ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, WarnLogf: lg.warnf, MaxConnsPerPeer: c.maxConnsPerPeer,
+		DataSpin: c.spin}, nil
+}
+
+// maxSpin bounds --spin: polling longer than this between requests buys
+// nothing a wake-up does not, and costs a core per polling connection.
+const maxSpin = time.Millisecond
+
+// checkSpin refuses a --spin outside 0..maxSpin.
+func (c *config) checkSpin() error {
+	if c.spin < 0 || c.spin > maxSpin {
+		return usagef("--spin %v: give a duration from 0 (never poll) to %v", c.spin, maxSpin)
+	}
+	return nil
 }
 
 // parseJoin turns --join into the form embed.MemoryOptions.Join takes.

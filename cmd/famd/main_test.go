@@ -158,7 +158,7 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("--help exited %d", code)
 	}
 	for _, want := range []string{"--data-dir", "--listen", "--data-listen", "--socket", "--token-file", "--shm-dir",
-		"--backup-dir", "--join", "--role", "--log-level", "--log-format", "--shutdown-timeout", "--advertise", "--interleave-size",
+		"--backup-dir", "--join", "--role", "--log-level", "--log-format", "--shutdown-timeout", "--advertise", "--interleave-size", "--spin",
 		"metadata", "memory",
 		"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR", "OPENFAM_TOKEN_FILE", "OPENFAM_SERVER", "SIGTERM"} {
 		if !strings.Contains(out, want) {
@@ -196,6 +196,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--role", "memory", "--join", "meta:7000", "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--interleave-size", "64K"}, 2, "metadata famd"},
 		{[]string{"--role", "memory", "--join", "meta:7000", "--listen", "tcp://127.0.0.1:0", "--token-file", loose}, 1, "chmod 600"},
 		{[]string{"--socket", dir + "/s", "--log-level", "loud"}, 2, "--log-level"},
+		{[]string{"--socket", dir + "/s", "--spin", "-1us"}, 2, "--spin -1µs: give a duration from 0"},
+		{[]string{"--socket", dir + "/s", "--spin", "2ms"}, 2, "--spin 2ms: give a duration from 0"},
+		{[]string{"--role", "memory", "--join", "unix:/x", "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--spin", "1s"}, 2, "--spin 1s"},
 		{[]string{"--listen", "127.0.0.1:7000"}, 2, "want tcp://HOST:PORT"},
 		{[]string{"--listen", "tcp://127.0.0.1:0"}, 2, "needs a cluster token"},
 		{[]string{"--listen", "tcp://127.0.0.1:0", "--token-file", loose}, 1, "chmod 600"},

@@ -89,6 +89,10 @@ type Options struct {
 	// socket) or source address (TCP) may hold; see
 	// transport.ServerOptions.MaxConnsPerPeer (0: its default).
 	MaxConnsPerPeer int
+	// DataSpin is how long the data plane polls a connection for its next
+	// request after answering one (transport.ServerOptions.Spin; famd
+	// --spin); 0 never polls.
+	DataSpin time.Duration
 	// CallObserver and DataObserver, when set, are told of every control
 	// call and data-plane request answered (famd --metrics-listen).
 	CallObserver rpc.Observer
@@ -270,12 +274,12 @@ func Start(opts Options) (_ *Famd, err error) {
 	pb.RegisterFamServer(d.grpc, d.srv)
 	logf := opts.Logf
 	if len(uxLns) > 0 {
-		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Logf: logf,
-			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver})
+		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Control: d.srv, Logf: logf,
+			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	}
 	if len(tcpLns) > 0 {
-		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Logf: logf,
-			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver})
+		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Control: d.srv, Logf: logf,
+			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
 		d.wg.Add(1)

@@ -55,9 +55,10 @@ type MemoryOptions struct {
 	ShutdownTimeout time.Duration
 	// Logf receives one line per notable event; nil is silent.
 	Logf func(format string, args ...any)
-	// WarnLogf and MaxConnsPerPeer are as in Options.
+	// WarnLogf, MaxConnsPerPeer and DataSpin are as in Options.
 	WarnLogf        func(format string, args ...any)
 	MaxConnsPerPeer int
+	DataSpin        time.Duration
 	// DataObserver, when set, is told of every data-plane request
 	// answered (famd --metrics-listen).
 	DataObserver transport.Observer
@@ -160,10 +161,10 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 	m.grpc = grpc.NewServer(grpc.UnaryInterceptor(ms.UnaryInterceptor))
 	pb.RegisterMemoryServer(m.grpc, ms)
 	m.dataTCP = transport.NewServer(ms, transport.ServerOptions{Token: opts.Token, Logf: opts.Logf,
-		Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver})
+		Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	if ul != nil {
 		m.dataUx = transport.NewServer(ms, transport.ServerOptions{Logf: opts.Logf,
-			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver})
+			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
 		m.wg.Add(1)

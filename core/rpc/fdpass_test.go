@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/embed"
@@ -114,7 +115,8 @@ func TestDescriptorPassingReachesOnlyGrantedItems(t *testing.T) {
 		t.Fatalf("helper (uid 65534): %v\n%s\nstderr:\n%s", err, text, stderr.String())
 	}
 	for _, want := range []string{"public readable", "descriptor read-only", "no writable mapping", "no reopen for write",
-		"no other items", "write-only: no descriptor", "write-only: data plane put", "revoked bytes gone"} {
+		"no other items", "write-only: no descriptor", "write-only: data plane put", "revoked bytes gone",
+		"ctl secret refused", "ctl public read-only descriptor", "ctl descriptor reaches public only", "ctl write-only: no descriptor"} {
 		if !strings.Contains(text, "ok "+want) {
 			t.Errorf("helper did not report %q:\n%s", want, text)
 		}
@@ -204,6 +206,42 @@ func fdpassHelper() int {
 	_, _, _, _, zerr := dc.OpenFD(zk)
 	say(zr == uint32(core.RightWrite) && zerr != nil, "write-only: no descriptor", "rights", zr, "OpenFD error", zerr)
 	say(dc.Put(zk, 100, []byte("note")) == nil, "write-only: data plane put")
+
+	// The same lookups as control calls on the data plane: the caller is
+	// who the kernel says (uid 65534), checked as on the control plane,
+	// and a descriptor comes only with a readable item, read-only.
+	ctl := func(name string) (*pb.ItemReply, *os.File, uint8) {
+		req, _ := proto.Marshal(&pb.LookupRequest{Item: name, Region: "mixed"})
+		b, f, _, _, rights, err := dc.Control(transport.CtlLookup, 0, req)
+		if err != nil {
+			fmt.Println("FAIL control lookup", name, err)
+			return nil, nil, 0
+		}
+		var rep pb.ItemReply
+		if err := proto.Unmarshal(b, &rep); err != nil {
+			fmt.Println("FAIL control reply", name, err)
+		}
+		return &rep, f, rights
+	}
+	rep, cf, _ := ctl("secret")
+	say(rep.GetErr().GetCode() == int32(core.CodeNoPerm) && cf == nil, "ctl secret refused", rep.GetErr(), cf != nil)
+	rep, cf, cr := ctl("public")
+	if cf == nil {
+		fmt.Println("FAIL ctl public: no descriptor")
+		return 1
+	}
+	cfl, _ := unix.FcntlInt(cf.Fd(), unix.F_GETFL, 0)
+	say(cfl&unix.O_ACCMODE == unix.O_RDONLY && cr == uint8(core.RightRead) && rep.GetItem().GetRights() == uint32(core.RightRead),
+		"ctl public read-only descriptor", "flags", cfl, "rights", cr)
+	cm, err := unix.Mmap(int(cf.Fd()), 0, whole, unix.PROT_READ, unix.MAP_SHARED)
+	say(err == nil && bytes.Contains(cm, []byte(publicY)) && !bytes.Contains(cm, []byte(secretX)) && !bytes.Contains(cm, []byte(dropboxZ)),
+		"ctl descriptor reaches public only", err)
+	if err == nil {
+		unix.Munmap(cm)
+	}
+	cf.Close()
+	rep, cf, _ = ctl("dropbox")
+	say(rep.GetItem().GetRights() == uint32(core.RightWrite) && cf == nil, "ctl write-only: no descriptor", cf != nil)
 
 	fmt.Println("mapped")
 	// The owner now changes 'public' to 0600; what this user still maps

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 )
 
 // The data plane against raw TCP on the same loopback: what the protocol
@@ -162,4 +163,24 @@ func BenchmarkPutAsync4KiB(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkGet256Spin is BenchmarkGet256 with both ends polling (the
+// server's DefaultServerSpin, the client's Spin as the C library sets it).
+func BenchmarkGet256Spin(b *testing.B) {
+	mem := newFileMem(b, b.TempDir(), 1<<20+4096)
+	key := mem.add(4096, 1<<20, RightRead|RightWrite)
+	s := NewServer(mem, ServerOptions{Spin: DefaultServerSpin})
+	addr := serve(b, s, "tcp")
+	c := dial(b, "tcp", addr, ClientOptions{Spin: 100 * time.Microsecond})
+	buf := make([]byte, 256)
+	b.SetBytes(256)
+	for b.Loop() {
+		if err := c.Get(key, 0, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	polls, hits := s.SpinStats()
+	b.ReportMetric(float64(hits)/float64(max(polls, 1)), "hits/poll")
+	b.ReportMetric(float64(polls)/float64(b.N), "polls/op")
 }

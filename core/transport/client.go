@@ -50,6 +50,7 @@ type Client struct {
 	slots         []slot
 	next          atomic.Uint64
 	closed        atomic.Bool
+	features      atomic.Uint64 // what the server announced in its Hello reply (wire.Feature*)
 }
 
 type slot struct {
@@ -134,6 +135,7 @@ func (c *Client) conn(i int) (*cconn, error) {
 		}
 		return nil, err
 	}
+	c.features.Store(r.res64[0])
 	s.cc = cc
 	return cc, nil
 }
@@ -261,9 +263,38 @@ func (c *Client) sendPieces(ps []piece, first, step int, mode sendMode) {
 	}
 }
 
-// one sends a single-frame request on the next connection and waits.
+// pickSync returns the slot for a request its caller waits for at once:
+// the first connection with nothing outstanding but lazy atomics, else the
+// next in turn.
+// A thread making blocking calls one after another thus keeps to one
+// connection, whose server end is then still polling for its next request
+// (ServerOptions.Spin) instead of asleep, as the others would be; callers
+// running at the same time still spread over the pool.
+func (c *Client) pickSync() int {
+	for i := range c.slots {
+		s := &c.slots[i]
+		s.mu.Lock()
+		cc := s.cc
+		s.mu.Unlock()
+		if cc == nil {
+			continue
+		}
+		cc.mu.Lock()
+		// Lazy atomics queued here do not make it busy: a blocking call
+		// sent behind them on the same connection also sees their
+		// effects, as the thread that issued them expects.
+		idle := len(cc.pending) == cc.lazyOut && !cc.dead
+		cc.mu.Unlock()
+		if idle {
+			return i
+		}
+	}
+	return c.pick(1)
+}
+
+// one sends a single-frame request on an idle connection and waits.
 func (c *Client) one(h wire.Header, r *req, payload ...[]byte) error {
-	cc, err := c.conn(c.pick(1))
+	cc, err := c.conn(c.pickSync())
 	if err != nil {
 		return err
 	}
@@ -279,7 +310,11 @@ func (c *Client) single(h wire.Header, dst, payload []byte, sync bool) *Call {
 	r.op, r.dst = h.Op, dst
 	cl.onep[0] = r
 	cl.reqs = cl.onep[:]
-	cc, err := c.conn(c.pick(1))
+	slot := c.pick(1)
+	if sync {
+		slot = c.pickSync()
+	}
+	cc, err := c.conn(slot)
 	if err != nil {
 		r.finish(err)
 		return cl
@@ -500,6 +535,37 @@ func (c *Client) Atomic(key Key, off uint64, kind amo.Kind, op amo.Op, v, cmp am
 	return amo.Value{Lo: le.Uint64(r.res[0:]), Hi: le.Uint64(r.res[8:])}, nil
 }
 
+// AtomicAsync starts a non-fetching atomic op (amo.Set, Add, Subtract,
+// Min, Max, And, Or, Xor) on the kind-sized word at off in the item, as
+// OpenFAM's fam_add and friends do: the request is queued, written in a
+// batch with the requests queued next to it, and its reply collected
+// when the Call is waited for (fam_quiet, fam_fence); the Call reports the
+// server's error, if any. Nobody waits for the frame to be written: it
+// goes out with the next blocking call on its connection, when the queue
+// fills, when the Call is waited for, or after lazyDelay at the latest.
+// Every such request goes on the pool's first connection, so that they
+// apply in the order issued and a quiet collects them all from one
+// connection.
+func (c *Client) AtomicAsync(key Key, off uint64, kind amo.Kind, op amo.Op, v amo.Value) *Call {
+	var args [wire.AtomicArgsSize]byte
+	le := binary.LittleEndian
+	le.PutUint64(args[0:], v.Lo)
+	le.PutUint64(args[8:], v.Hi)
+	h := wire.Header{Op: wire.OpAtomic, Key: key, Arg: [4]uint64{off, uint64(kind), uint64(op)}}
+	cl := &Call{}
+	r := &cl.one
+	r.op = wire.OpAtomic
+	cl.onep[0] = r
+	cl.reqs = cl.onep[:]
+	cc, err := c.conn(0)
+	if err != nil {
+		r.finish(err)
+		return cl
+	}
+	cc.send(h, r, lazy, args[:])
+	return cl
+}
+
 // OpenFD asks the server for the file holding the item, to map it on this
 // host: the file (the caller owns and closes it; opened read-only unless
 // rights has RightWrite), the item's offset in it, its size and the
@@ -511,6 +577,73 @@ func (c *Client) OpenFD(key Key) (f *os.File, offset, size uint64, rights uint8,
 		return nil, 0, 0, 0, err
 	}
 	return r.fd, r.res64[0], r.res64[1], uint8(r.res64[2]), nil
+}
+
+// Control makes a control call over the data plane (see Controller):
+// method and session as the server's Controller understands them, req the
+// encoded request (msg). It returns the encoded reply and, when the server
+// passed one (Unix sockets), the descriptor of the item the reply names
+// with its offset in the file, size and rights; the caller owns it. A
+// server that does not serve the call answers an *Error with Code 16:
+// make it on the control plane.
+func (c *Client) Control(method, session uint64, msg []byte) (rep []byte, fd *os.File, off, size uint64, rights uint8, err error) {
+	if c.features.Load()&wire.FeatureControl == 0 {
+		// An older server would take the request for a malformed frame
+		// and close the connection.
+		return nil, nil, 0, 0, 0, &Error{Code: codeUnimpl, Msg: "the server serves no control calls on its data plane"}
+	}
+	r := &req{op: wire.OpControl}
+	h := wire.Header{Op: wire.OpControl, Arg: [4]uint64{method, session}}
+	if err := c.one(h, r, msg); err != nil {
+		return nil, nil, 0, 0, 0, err
+	}
+	return r.dst, r.fd, r.res64[0], r.res64[1], uint8(r.res64[2]), nil
+}
+
+// ControlAsync sends a control call whose reply nobody waits for at once
+// (fam_close telling the server a key is no longer used): it is queued as
+// non-fetching atomics are (see AtomicAsync), on the pool's first
+// connection, and goes out with the next blocking call there, or soon
+// after. The Call reports the outcome when waited for; the reply itself
+// is dropped. A server that does not serve control calls gets nothing:
+// an *Error with Code 16 is returned at once.
+func (c *Client) ControlAsync(method, session uint64, msg []byte) (*Call, error) {
+	if c.features.Load()&wire.FeatureControl == 0 {
+		return nil, &Error{Code: codeUnimpl, Msg: "the server serves no control calls on its data plane"}
+	}
+	cl := &Call{}
+	r := &cl.one
+	r.op = wire.OpControl
+	cl.onep[0] = r
+	cl.reqs = cl.onep[:]
+	cc, err := c.conn(0)
+	if err != nil {
+		r.finish(err)
+		return cl, nil
+	}
+	cc.send(wire.Header{Op: wire.OpControl, Arg: [4]uint64{method, session}}, r, lazy, msg)
+	return cl, nil
+}
+
+// Frames returns how many frames have been sent on each connection of the
+// pool since it was dialled (its Hello included; 0 for a slot without a
+// live connection): which connections a client's calls use, for tests and
+// diagnostics.
+func (c *Client) Frames() []uint64 {
+	out := make([]uint64, len(c.slots))
+	for i := range c.slots {
+		s := &c.slots[i]
+		s.mu.Lock()
+		cc := s.cc
+		s.mu.Unlock()
+		if cc == nil {
+			continue
+		}
+		cc.mu.Lock()
+		out[i] = cc.nextID
+		cc.mu.Unlock()
+	}
+	return out
 }
 
 // Ping makes one round trip on one connection of the pool.
@@ -529,6 +662,7 @@ type req struct {
 	err      error         // the outcome, final once fin is set
 	fin      atomic.Bool   // completed
 	wake     chan struct{} // made by a waiter that must block; cc.mu guards it
+	lazy     bool          // sent lazy (see sendMode); cc.mu guards it
 }
 
 // finish completes a request that was never sent.
@@ -620,6 +754,7 @@ type cconn struct {
 
 	mu      sync.Mutex
 	pending map[uint64]*req
+	lazyOut int // how many of pending were sent lazy
 	nextID  uint64
 	reading bool // someone holds the read role; stays set once dead
 	dead    bool
@@ -627,18 +762,25 @@ type cconn struct {
 	fds     []*os.File // descriptors received and not yet matched to a reply
 
 	kick chan struct{} // asks the background reader to read outstanding replies
-	done chan struct{} // closed once the connection is torn down
+	// lazyKick asks the background reader to flush the queue and read
+	// outstanding replies after lazyDelay, unless a waiter does first.
+	lazyKick chan struct{}
+	done     chan struct{} // closed once the connection is torn down
 
-	spin *spinReader // polls for a waiting caller's reply; nil on Unix sockets or without Spin
+	spin *spinReader // polls for a waiting caller's reply; nil without Spin
 }
 
 func newCconn(nc net.Conn, cl *Client) *cconn {
-	cc := &cconn{c: nc, cl: cl, pending: map[uint64]*req{}, kick: make(chan struct{}, 1),
+	cc := &cconn{c: nc, cl: cl, pending: map[uint64]*req{}, kick: make(chan struct{}, 1), lazyKick: make(chan struct{}, 1),
 		flushKick: make(chan struct{}, 1), done: make(chan struct{})}
 	var r io.Reader = nc
+	var fr *fdReader
 	if uc, ok := nc.(*net.UnixConn); ok {
-		r = &fdReader{uc: uc, cc: cc, oob: make([]byte, unix.CmsgSpace(4*4))}
-	} else if sr := newSpinReader(nc, cl.opts.Spin); sr != nil {
+		fr = &fdReader{uc: uc, cc: cc, oob: make([]byte, unix.CmsgSpace(4*4))}
+		r = fr
+	}
+	if sr := newSpinReader(nc, cl.opts.Spin); sr != nil {
+		sr.fdr = fr
 		r = sr
 		cc.spin = sr
 	}
@@ -708,7 +850,17 @@ const (
 	// queued: as direct, but a small frame may be queued and written in a
 	// batch with others (see queue).
 	queued
+	// lazy: as queued, but neither the flusher nor the background reader
+	// is woken at once: the caller will most likely wait soon (fam_quiet
+	// after fam_add) and then write and read for itself, which saves two
+	// goroutine hand-overs; if it does not, the background reader writes
+	// and reads after lazyDelay.
+	lazy
 )
+
+// lazyDelay bounds how long a lazy frame may wait unsent, or its reply
+// unread, when its caller does not wait for it.
+const lazyDelay = 200 * time.Microsecond
 
 // send registers r and writes its frame as mode says. A write failure
 // fails the whole connection, which completes r with the error.
@@ -732,14 +884,40 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 	h.ID = cc.nextID
 	r.id = h.ID
 	cc.pending[h.ID] = r
+	if mode == lazy {
+		r.lazy = true
+		cc.lazyOut++
+	}
+	if mode == lazy && plen > maxQueued {
+		mode = direct // too big to queue: written now, read by the background reader
+	}
 	wake := mode != waitNow && !cc.reading
 	cc.mu.Unlock()
-	if wake {
+	if wake && mode != lazy {
 		cc.wake()
 	}
 	if plen <= maxQueued {
 		if mode == queued {
-			cc.queue(&h, r, payload)
+			cc.queue(&h, r, payload, true)
+			return
+		}
+		if mode == lazy {
+			cc.queue(&h, r, payload, false)
+			// Only now that the frame is queued may someone be asked to
+			// write it: a reader woken before would block on a reply to
+			// a request still in the queue. One holding the read role
+			// already writes nothing: the flusher does.
+			cc.mu.Lock()
+			reading := cc.reading
+			cc.mu.Unlock()
+			kick := cc.lazyKick
+			if reading {
+				kick = cc.flushKick
+			}
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
 			return
 		}
 		// Copying a small payload behind the header (and any frames
@@ -850,9 +1028,10 @@ func (q *batch) writeTo(w net.Conn) error {
 }
 
 // queue appends r's frame (header h) to the write queue and has it
-// written soon: by the flusher goroutine, by the next direct send, by a
+// written soon: by the flusher goroutine (when kick is set; else by the
+// background reader after lazyDelay), by the next direct send, by a
 // waiter, or here when the queue is full.
-func (cc *cconn) queue(h *wire.Header, r *req, payload [][]byte) {
+func (cc *cconn) queue(h *wire.Header, r *req, payload [][]byte, kick bool) {
 	cc.qmu.Lock()
 	first := cc.wq.size == 0
 	cc.appendLocked(h, r, payload, true)
@@ -862,7 +1041,7 @@ func (cc *cconn) queue(h *wire.Header, r *req, payload [][]byte) {
 		cc.flush()
 		return
 	}
-	if first {
+	if first && kick {
 		select {
 		case cc.flushKick <- struct{}{}:
 		default:
@@ -1008,9 +1187,22 @@ func (cc *cconn) lead(r *req) error {
 // background reads replies that no waiter is reading for, until the
 // connection is torn down.
 func (cc *cconn) background() {
+	lazyTimer := time.NewTimer(lazyDelay)
+	lazyTimer.Stop()
 	for {
 		select {
 		case <-cc.kick:
+		case <-cc.lazyKick:
+			// Give the caller lazyDelay to wait for its lazy frames
+			// itself; then write and read them here.
+			lazyTimer.Reset(lazyDelay)
+			select {
+			case <-lazyTimer.C:
+			case <-cc.kick:
+				lazyTimer.Stop()
+			case <-cc.done:
+				return
+			}
 		case <-cc.done:
 			return
 		}
@@ -1021,6 +1213,17 @@ func (cc *cconn) background() {
 		}
 		cc.reading = true
 		cc.mu.Unlock()
+		if cc.queued.Load() {
+			// Lazy frames may be queued still (see lazy): their replies
+			// cannot come before they are written.
+			cc.wmu.Lock()
+			err := cc.flushLocked()
+			cc.wmu.Unlock()
+			if err != nil {
+				cc.teardown(err)
+				return
+			}
+		}
 		cc.setReadDeadline(time.Time{}) // the waiters time their requests out
 		for {
 			if _, err := cc.readFrame(); err != nil {
@@ -1095,7 +1298,7 @@ func (cc *cconn) teardown(err error) {
 			wakes = append(wakes, w)
 		}
 	}
-	cc.pending, cc.fds = nil, nil
+	cc.pending, cc.fds, cc.lazyOut = nil, nil, 0
 	cc.mu.Unlock()
 	cc.c.Close()
 	for _, w := range wakes {
@@ -1128,6 +1331,9 @@ func (cc *cconn) readFrame() (*req, error) {
 	}
 	cc.mu.Lock()
 	delete(cc.pending, h.ID)
+	if r.lazy {
+		cc.lazyOut--
+	}
 	wake := r.completeLocked(nil)
 	cc.mu.Unlock()
 	if wake != nil {
@@ -1160,14 +1366,25 @@ func (cc *cconn) complete(h wire.Header, r *req) error {
 	case wire.OpAtomic:
 		_, err := io.ReadFull(cc.br, r.res[:])
 		return err
+	case wire.OpHello:
+		r.res64[0] = h.Arg[0] // the server's features
+	case wire.OpControl:
+		r.dst = make([]byte, h.PayloadLen)
+		if _, err := io.ReadFull(cc.br, r.dst); err != nil {
+			return err
+		}
+		if h.Arg[3] == 0 {
+			return nil
+		}
+		fallthrough
 	case wire.OpOpenFD:
 		// The descriptor arrived with the reply's first byte, which the
-		// buffered reader has consumed by now; descriptors and OpenFD
-		// replies come in the same order.
+		// buffered reader has consumed by now; descriptors and replies
+		// carrying one come in the same order.
 		cc.mu.Lock()
 		defer cc.mu.Unlock()
 		if len(cc.fds) == 0 {
-			return fmt.Errorf("%w: OpenFD reply without a descriptor", wire.ErrMalformed)
+			return fmt.Errorf("%w: %v reply without a descriptor", wire.ErrMalformed, h.Op)
 		}
 		r.fd = cc.fds[0]
 		cc.fds = cc.fds[1:]
@@ -1187,6 +1404,13 @@ type fdReader struct {
 func (f *fdReader) Read(p []byte) (int, error) {
 	n, oobn, _, _, err := f.uc.ReadMsgUnix(p, f.oob)
 	n = max(n, 0) // a failed recvmsg can report -1
+	f.take(oobn)
+	return n, err
+}
+
+// take keeps the descriptors of the first oobn bytes of f.oob, as the
+// last recvmsg filled it.
+func (f *fdReader) take(oobn int) {
 	if oobn > 0 {
 		msgs, perr := unix.ParseSocketControlMessage(f.oob[:oobn])
 		var got []*os.File
@@ -1203,10 +1427,10 @@ func (f *fdReader) Read(p []byte) (int, error) {
 		f.cc.fds = append(f.cc.fds, got...)
 		f.cc.mu.Unlock()
 	}
-	return n, err
 }
 
-// spinReader reads a TCP connection for bufio. While a caller waits for its
+// spinReader reads a connection for bufio (a Unix one through its
+// fdReader, so that passed descriptors are kept). While a caller waits for its
 // own reply (the read role's holder in lead), it polls the socket with
 // non-blocking reads for up to the spin time before letting the runtime
 // park the goroutine until the socket is readable. A parked reader costs a
@@ -1216,6 +1440,7 @@ func (f *fdReader) Read(p []byte) (int, error) {
 // round trip of a small request on loopback. The background reader never
 // spins.
 type spinReader struct {
+	fdr  *fdReader // on a Unix socket: reads with recvmsg, keeping descriptors
 	nc   net.Conn
 	rc   syscall.RawConn
 	spin time.Duration
@@ -1239,6 +1464,9 @@ func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
 
 func (s *spinReader) Read(p []byte) (int, error) {
 	if !s.on.Load() || len(p) == 0 {
+		if s.fdr != nil {
+			return s.fdr.Read(p)
+		}
 		return s.nc.Read(p)
 	}
 	var n int
@@ -1247,7 +1475,17 @@ func (s *spinReader) Read(p []byte) (int, error) {
 	polled := false
 	err := s.rc.Read(func(fd uintptr) bool {
 		for {
-			m, err := unix.Read(int(fd), p)
+			var m int
+			var err error
+			if s.fdr != nil {
+				var oobn int
+				m, oobn, _, _, err = unix.Recvmsg(int(fd), p, s.fdr.oob, unix.MSG_CMSG_CLOEXEC)
+				if err == nil {
+					s.fdr.take(oobn)
+				}
+			} else {
+				m, err = unix.Read(int(fd), p)
+			}
 			switch {
 			case err == unix.EINTR:
 				continue
@@ -1264,6 +1502,9 @@ func (s *spinReader) Read(p []byte) (int, error) {
 					polled = true
 					return false
 				}
+				// The server may be waiting for this core (same
+				// host, few cores): let it run between tries.
+				osYield()
 				continue
 			case err != nil:
 				rerr = err

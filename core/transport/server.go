@@ -71,6 +71,7 @@ type Server struct {
 	closed   bool
 	lns      map[net.Listener]struct{}
 	conns    map[net.Conn]struct{}
+	spins    map[net.Conn]*spinConn   // connections that may poll (see spinConn)
 	peers    map[string]int           // open connections by peer (see peerOf)
 	refused  map[string]*refusalState // peers refused lately, for the log
 	refusing int                      // refused connections waiting to be answered
@@ -90,7 +91,7 @@ func NewServer(mem Memory, opts ServerOptions) *Server {
 		opts.MaxConnsPerPeer = defaultConnCap()
 	}
 	return &Server{mem: mem, opts: opts, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
-		peers: map[string]int{}, refused: map[string]*refusalState{}}
+		spins: map[net.Conn]*spinConn{}, peers: map[string]int{}, refused: map[string]*refusalState{}}
 }
 
 // Serve accepts connections on l and serves them until Close; it may be
@@ -280,6 +281,19 @@ func (s *Server) refuse(c net.Conn, peer string, limit int) {
 	c.Write(append(out[:], msg...))
 }
 
+// SpinStats returns how many reads of the connections now open waited for
+// a new request by polling (ServerOptions.Spin), and how many of those the
+// polling answered; both 0 when polling is off.
+func (s *Server) SpinStats() (polls, hits int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sp := range s.spins {
+		polls += sp.polls.Load()
+		hits += sp.hits.Load()
+	}
+	return polls, hits
+}
+
 // Close stops every Serve, closes every connection (requests in flight get
 // no reply) and waits until all handlers have returned. It is safe to call
 // more than once and from any goroutine.
@@ -322,6 +336,7 @@ type sconn struct {
 	rhdr    [wire.HeaderSize]byte // reply header being encoded; on the heap with sc, so no allocation per reply
 	scratch []byte                // index arrays and small payloads, reused across requests
 	authed  bool
+	peer    *Peer // who the connection comes from, read on its first control call
 }
 
 // replyError is a request failure answered with a status; anything else
@@ -352,8 +367,23 @@ func (s *Server) serveConn(c net.Conn) {
 			s.logf("data plane: connection from %v: memory fault serving a request (%v); closing it", c.RemoteAddr(), p)
 		}
 	}()
-	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(c, readBuffer), bw: bufio.NewWriterSize(c, 64<<10),
+	var r io.Reader = c
+	spin := newSpinConn(c, s.opts.Spin, spinCap(&s.opts))
+	if spin != nil {
+		r = spin
+	}
+	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(r, readBuffer), bw: bufio.NewWriterSize(c, 64<<10),
 		authed: s.opts.Token == ""}
+	s.mu.Lock()
+	if spin != nil {
+		s.spins[c] = spin
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.spins, c)
+		s.mu.Unlock()
+	}()
 	for {
 		h, err := wire.ReadHeader(sc.br, &sc.hdr)
 		if err == nil && h.IsReply() {
@@ -383,6 +413,9 @@ func (s *Server) serveConn(c net.Conn) {
 		if sc.br.Buffered() == 0 {
 			if err := sc.bw.Flush(); err != nil {
 				return
+			}
+			if spin != nil {
+				spin.arm()
 			}
 		}
 	}
@@ -434,6 +467,8 @@ func (sc *sconn) serve(h wire.Header) error {
 		rerr, err = sc.atomic(h)
 	case wire.OpOpenFD:
 		rerr, err = sc.openFD(h)
+	case wire.OpControl:
+		rerr, err = sc.control(h)
 	}
 	if err != nil {
 		return err
@@ -457,7 +492,20 @@ func (sc *sconn) hello(h wire.Header) (*replyError, error) {
 		return nil, io.EOF
 	}
 	sc.authed = true
-	return nil, sc.replyOK(h, nil)
+	// The reply announces what this server serves beyond the basic
+	// operations, so that a client never sends a request an older
+	// server would take for a malformed frame.
+	var features uint64
+	if sc.s.opts.Control != nil {
+		features |= wire.FeatureControl
+	}
+	if o := sc.s.opts.Observer; o != nil {
+		observe(o, h, wire.StatusOK, 0)
+	}
+	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, ID: h.ID, Arg: [4]uint64{features}}
+	rh.Encode(sc.rhdr[:])
+	_, err = sc.bw.Write(sc.rhdr[:])
+	return nil, err
 }
 
 // resolve looks the key up and checks that it grants need.
@@ -654,6 +702,90 @@ func (sc *sconn) openFD(h wire.Header) (*replyError, error) {
 		_, err = sc.bw.Write(b[n:])
 	}
 	return nil, err
+}
+
+// control serves a control call made over the data plane (see
+// Controller), passing the descriptor the Controller gives on a Unix
+// socket with the reply, as OpenFD does.
+func (sc *sconn) control(h wire.Header) (*replyError, error) {
+	req, err := sc.payload(h.PayloadLen)
+	if err != nil {
+		return nil, err
+	}
+	ctl := sc.s.opts.Control
+	if ctl == nil {
+		return fail(codeUnimpl, "this server serves no control calls on its data plane"), nil
+	}
+	if sc.peer == nil {
+		p := peerCred(sc.c)
+		sc.peer = &p
+	}
+	rep, f, off, size, rights, cerr := ctl.Control(*sc.peer, h.Arg[0], h.Arg[1], req)
+	if cerr != nil {
+		var e *Error
+		switch {
+		case errors.Is(cerr, ErrUnsupported):
+			return fail(codeUnimpl, "%v", cerr), nil
+		case errors.As(cerr, &e):
+			return fail(uint32(e.Code), "%s", e.Msg), nil
+		}
+		return fail(codeInvalid, "%v", cerr), nil
+	}
+	if len(rep) > wire.MaxPayload {
+		if f != nil {
+			f.Close()
+		}
+		return fail(codeResource, "control reply of %d bytes exceeds the frame limit", len(rep)), nil
+	}
+	uc, isUnix := sc.c.(*net.UnixConn)
+	if f == nil || !isUnix {
+		if f != nil {
+			f.Close()
+		}
+		return nil, sc.replyOK(h, rep)
+	}
+	defer f.Close()
+	// The descriptor rides on the reply header's bytes, so everything
+	// before it must be on the socket first.
+	if err := sc.bw.Flush(); err != nil {
+		return nil, err
+	}
+	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, ID: h.ID, PayloadLen: uint32(len(rep)),
+		Arg: [4]uint64{off, size, uint64(rights), 1}}
+	if o := sc.s.opts.Observer; o != nil {
+		o.Request(h.Op, wire.StatusOK, 0, 0)
+	}
+	var b [wire.HeaderSize]byte
+	rh.Encode(b[:])
+	n, _, err := uc.WriteMsgUnix(b[:], unix.UnixRights(int(f.Fd())), nil)
+	if err == nil && n < len(b) {
+		_, err = sc.bw.Write(b[n:])
+	}
+	if err == nil {
+		_, err = sc.bw.Write(rep)
+	}
+	return nil, err
+}
+
+// peerCred says who c comes from: the kernel's uid and gid of a Unix
+// peer; on TCP only that it is not one.
+func peerCred(c net.Conn) Peer {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return Peer{}
+	}
+	// An unreadable credential leaves an identity that owns nothing.
+	p := Peer{Unix: true, UID: 1<<32 - 2, GID: 1<<32 - 2}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return p
+	}
+	rc.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			p.UID, p.GID = cred.Uid, cred.Gid
+		}
+	})
+	return p
 }
 
 // observe tells o of the request h answered with status and a reply

@@ -43,6 +43,44 @@ type FDSource interface {
 	OpenFD(key Key) (f *os.File, offset, size uint64, rights uint8, err error)
 }
 
+// Peer is who a data-plane connection comes from, as far as the
+// transport knows: on a Unix socket the uid and gid the kernel reports
+// (SO_PEERCRED); on TCP nothing but that it presented the token.
+type Peer struct {
+	Unix     bool
+	UID, GID uint32
+}
+
+// Controller serves control calls made over the data plane (wire
+// OpControl): the calls a PE makes in its inner loops (lookups,
+// allocations) then cost one data-plane round trip, on the same host
+// with the descriptor of a looked-up item in the same exchange, instead
+// of control-plane round trips. method and the encoded request and reply
+// are the Controller's business. fd, when not nil, is passed to the
+// client (Unix sockets only; the server closes it), with the item's offset
+// in the file, its size and the rights. An error with ErrUnsupported
+// tells the client to make the call on the control plane instead.
+type Controller interface {
+	Control(p Peer, method, session uint64, req []byte) (rep []byte, fd *os.File, off, size uint64, rights uint8, err error)
+}
+
+// Control methods famd's Controller serves: each carries the protobuf
+// request of the gRPC method of the same name (spec/proto) and answers
+// its reply; Lookup and Allocate replies come with the item's descriptor
+// on a Unix socket when the caller may map it.
+const (
+	CtlLookup uint64 = 1 + iota
+	CtlLookupRegion
+	CtlAllocate
+	CtlDeallocate
+	CtlCloseItem
+	CtlRegionByID
+)
+
+// ErrUnsupported is a Controller's answer to a call it does not serve over
+// the data plane; the client makes it on the control plane.
+var ErrUnsupported = errors.New("transport: control call not served on the data plane")
+
 // ServerOptions configure a Server.
 type ServerOptions struct {
 	// Token, when not empty, must be presented in the Hello frame before any
@@ -66,6 +104,19 @@ type ServerOptions struct {
 	// Observer, when set, is told of every request answered (famd's
 	// metrics); nil costs nothing.
 	Observer Observer
+	// Spin is how long after answering a connection's requests the server
+	// polls it for the next one (non-blocking reads) before parking its
+	// reader in the network poller; the window adapts (see spinConn), so
+	// an idle server polls nothing. 0 never polls (every request then pays
+	// a wake-up); famd uses DefaultServerSpin unless told otherwise.
+	Spin time.Duration
+	// Control, when set, serves control calls made over the data plane;
+	// nil refuses them (clients use the control plane).
+	Control Controller
+	// MaxSpinners caps the connections of this process polling at once
+	// (all its Servers together); 0 means one fewer than GOMAXPROCS (none
+	// on one core), negative none.
+	MaxSpinners int
 }
 
 // Observer counts a Server's work for monitoring. Request is called once

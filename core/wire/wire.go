@@ -51,11 +51,23 @@ const (
 	OpScatterIndexed Op = 8
 	OpAtomic         Op = 9
 	OpOpenFD         Op = 10
-	opEnd            Op = 11
+	OpControl        Op = 11
+	opEnd            Op = 12
 )
 
 var opNames = [...]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
-	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD"}
+	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control"}
+
+// Features a server announces in its Hello reply's Arg[0] (a server that
+// predates them announces none).
+const (
+	// FeatureControl: the server serves Control requests.
+	FeatureControl uint64 = 1 << 0
+)
+
+// MaxControl is the largest payload of a Control request (a control
+// call's encoded request message).
+const MaxControl = 64 << 10
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
@@ -90,6 +102,10 @@ const (
 //	ScatterIndexed  as GatherIndexed; payload count indexes then count*esize bytes
 //	Atomic          Arg[0] offset, Arg[1] kind, Arg[2] op; payload v and cmp
 //	OpenFD reply    Arg[0] offset in the file, Arg[1] size, Arg[2] rights
+//	Hello reply     Arg[0] the server's features (FeatureControl ...)
+//	Control         Arg[0] method, Arg[1] session; payload the encoded request
+//	Control reply   payload the encoded reply; Arg[3] 1 when a descriptor is
+//	                attached, Arg[0..2] then as in the OpenFD reply
 type Header struct {
 	Op         Op
 	Flags      uint8
@@ -202,6 +218,11 @@ func (h *Header) Check() error {
 		ok = ok && h.Arg[3] <= MaxPayload
 	case OpAtomic:
 		want = AtomicArgsSize
+	case OpControl:
+		if n > MaxControl {
+			return malformed("control request of %d bytes exceeds %d", n, MaxControl)
+		}
+		want = n
 	}
 	if !ok || want != n {
 		return malformed("%v request with payload of %d bytes, arguments imply %d", h.Op, n, want)
@@ -220,8 +241,8 @@ func (h *Header) checkReply(n uint64) error {
 		return nil
 	}
 	switch h.Op {
-	case OpGet, OpGatherStrided, OpGatherIndexed:
-		return nil // the data asked for; the requester checks the length
+	case OpGet, OpGatherStrided, OpGatherIndexed, OpControl:
+		return nil // the data asked for, a control reply; the requester checks it
 	case OpAtomic:
 		if n != AtomicResultSize {
 			return malformed("Atomic reply with payload of %d bytes", n)

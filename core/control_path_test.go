@@ -1,0 +1,109 @@
+package core_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/embed"
+	"github.com/gofam/openfam/core/wire"
+)
+
+// opCount counts a data plane's requests by op.
+type opCount struct {
+	mu sync.Mutex
+	n  map[wire.Op]int
+}
+
+func (c *opCount) Request(op wire.Op, status uint32, read, written uint64) {
+	c.mu.Lock()
+	if c.n == nil {
+		c.n = map[wire.Op]int{}
+	}
+	c.n[op]++
+	c.mu.Unlock()
+}
+
+func (c *opCount) take() map[wire.Op]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = nil
+	return n
+}
+
+// TestControlCallsAreOneDataPlaneExchange: through famd's Unix socket,
+// fam_lookup, fam_allocate, fam_deallocate, fam_lookup_region and
+// fam_close_region each make one exchange on the data-plane connection,
+// fam_close one that it does not wait for (a looked-up or allocated item's descriptor comes with the
+// reply: no OpenFD round trip after it), and the item is mapped here all
+// the same.
+func TestControlCallsAreOneDataPlaneExchange(t *testing.T) {
+	var ops opCount
+	d := startFamd(t, embed.Options{DataObserver: &ops})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	r, err := f.CreateRegion("ctl", 1<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func(what string, fn func()) {
+		t.Helper()
+		ops.take()
+		fn()
+		if got := ops.take(); got[wire.OpControl] != 1 || len(got) != 1 {
+			t.Errorf("%s: data-plane requests %v, want one Control", what, got)
+		}
+	}
+	var it *core.Item
+	one("fam_allocate", func() {
+		if it, err = r.Allocate("x", 4096, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	local := func(what string, it *core.Item) {
+		t.Helper()
+		ops.take()
+		if err := f.Default().Put([]byte("mapped"), it, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := ops.take(); len(got) != 0 {
+			t.Errorf("a put to the item %s made data-plane requests %v: it is not mapped here", what, got)
+		}
+	}
+	local("allocated", it)
+	var lk *core.Item
+	one("fam_lookup", func() {
+		if lk, err = f.Lookup("x", "ctl"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	local("looked up", lk)
+	// fam_close does not wait for famd: its request goes out with the
+	// next call on the connection (or soon after), so the two together
+	// make two Control requests, one exchange each.
+	ops.take()
+	if err := lk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var rr *core.Region
+	if rr, err = f.LookupRegion("ctl"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ops.take(); got[wire.OpControl] != 2 || len(got) != 1 {
+		t.Errorf("fam_close and fam_lookup_region: data-plane requests %v, want two Control", got)
+	}
+	one("fam_close_region", func() {
+		if err := rr.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	one("fam_deallocate", func() {
+		if err := it.Deallocate(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := f.Lookup("x", "ctl"); core.CodeOf(err) != core.CodeNotFound {
+		t.Fatalf("lookup after deallocate: %v, want FAM_ENOTFOUND", err)
+	}
+}

@@ -1,0 +1,184 @@
+package transport
+
+import (
+	"io"
+	"net"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultServerSpin is the polling window famd gives its data-plane
+// connections (famd --spin): long enough to catch the next request of a PE
+// issuing small operations back to back, short enough that an idle server
+// is idle again within a fraction of a millisecond.
+const DefaultServerSpin = 50 * time.Microsecond
+
+// spinners counts the served connections polling right now, in every
+// Server of this process: they share the process's cores (see spinCap).
+var spinners atomic.Int32
+
+// spinCap is how many connections may poll at once: one core fewer than
+// the Go scheduler runs, so that polling never takes every core from the
+// requests being served, the control plane and the clients on the same
+// host; none on a single core. ServerOptions.MaxSpinners overrides it.
+func spinCap(opts *ServerOptions) int32 {
+	if opts.MaxSpinners != 0 {
+		return int32(max(opts.MaxSpinners, 0))
+	}
+	return int32(runtime.GOMAXPROCS(0) - 1)
+}
+
+// sched_yield(2): a poller lets whatever else wants its core run (the
+// client it waits for, when both share the core) between tries.
+func osYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+
+// spinConn reads a served connection for its bufio.Reader. After a reply
+// has gone out (armed), the next read polls the socket with non-blocking
+// reads for up to the connection's window before parking the goroutine in
+// the network poller: a PE issuing a stream of small requests then gets
+// its next one answered without the wake-up a parked reader costs (tens
+// of microseconds on a busy host, more than the rest of the round trip).
+//
+// The window adapts: it halves each time polling ran it out without a
+// request (down to nothing, at which point the connection just parks), and
+// comes back to the full spin when a request arrives within the full spin
+// of the last reply, polling or not. So a connection whose client pauses
+// between requests stops spending CPU after a few misses, and an idle
+// server parks every connection within one window. At most spinCap
+// connections of the process poll at once; the others park.
+type spinConn struct {
+	nc    net.Conn
+	rc    syscall.RawConn
+	full  time.Duration // the configured window
+	win   time.Duration // the current window; 0: do not poll
+	limit int32         // spinCap
+
+	armed   bool      // a reply just went out: the next read may poll
+	replied time.Time // when it went out
+
+	// polls and hits count the reads that polled and those that polling
+	// answered, for tests.
+	polls, hits atomic.Int64
+}
+
+// minSpin is the window below which polling stops until a request comes
+// back quickly.
+const minSpin = 2 * time.Microsecond
+
+// newSpinConn wraps nc for polling reads, or returns nil when spin is off
+// or nc has no descriptor to poll.
+func newSpinConn(nc net.Conn, spin time.Duration, limit int32) *spinConn {
+	if spin <= 0 || limit <= 0 {
+		return nil
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return &spinConn{nc: nc, rc: rc, full: spin, win: spin, limit: limit}
+}
+
+// arm says a reply has just been written and the connection has nothing
+// buffered: the next read waits for a new request.
+func (s *spinConn) arm() {
+	s.armed = true
+	s.replied = time.Now()
+}
+
+// Read implements io.Reader for the connection's bufio.Reader.
+func (s *spinConn) Read(p []byte) (int, error) {
+	armed := s.armed
+	s.armed = false
+	if !armed || len(p) == 0 {
+		return s.nc.Read(p)
+	}
+	if s.win < minSpin || !s.takeSlot() {
+		n, err := s.nc.Read(p)
+		s.adapt(n)
+		return n, err
+	}
+	s.polls.Add(1)
+	var (
+		n     int
+		rerr  error
+		until = s.replied.Add(s.win)
+		held  = true // the polling slot
+		hit   = false
+	)
+	err := s.rc.Read(func(fd uintptr) bool {
+		for {
+			m, err := unix.Read(int(fd), p)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				if !held {
+					// Woken by the poller: readable after all, or a
+					// spurious wake-up; wait again.
+					return false
+				}
+				if time.Now().After(until) {
+					held = false
+					spinners.Add(-1)
+					return false
+				}
+				osYield()
+				continue
+			case err != nil:
+				rerr = err
+			case m == 0:
+				rerr = io.EOF
+			default:
+				n, hit = m, held
+			}
+			return true
+		}
+	})
+	if held {
+		spinners.Add(-1)
+	}
+	if hit {
+		s.hits.Add(1)
+	}
+	s.adapt(n)
+	if err != nil {
+		return n, err
+	}
+	return n, rerr
+}
+
+// adapt sets the window after a read of n bytes that waited for a new
+// request: the full spin if the request came within it of the last reply
+// (polling catches such a client), else half the window, so that polling
+// stops once it has missed a few times.
+func (s *spinConn) adapt(n int) {
+	if n <= 0 {
+		return
+	}
+	if time.Since(s.replied) < s.full {
+		s.win = s.full
+	} else {
+		s.win /= 2
+	}
+}
+
+// takeSlot claims one of the process's polling slots.
+func (s *spinConn) takeSlot() bool {
+	for {
+		k := spinners.Load()
+		if k >= s.limit {
+			return false
+		}
+		if spinners.CompareAndSwap(k, k+1) {
+			return true
+		}
+	}
+}
