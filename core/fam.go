@@ -65,6 +65,9 @@ type famState struct {
 	def    *Context
 	closed atomic.Bool
 
+	// persist is the dirty list of persistent items (persist.go).
+	persist persistState
+
 	// afterBackupCheck, set only by tests (export_test.go), runs between
 	// a famd-served restore's check that the backup exists and its copy.
 	afterBackupCheck func()
@@ -91,6 +94,9 @@ func Initialize(opts Options) (*Fam, error) {
 		return nil, Errorf(CodeInvalid, op, "%v", err)
 	}
 	if err := checkSettings(opts.Settings); err != nil {
+		return nil, err
+	}
+	if err := checkPersist(&opts); err != nil {
 		return nil, err
 	}
 	opts.resolveDirs()

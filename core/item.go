@@ -25,6 +25,9 @@ type Item struct {
 	// new item at the same offset is another item (see handles.go).
 	inc uint64
 
+	// pdirty: the item is on the instance's dirty list (persist.go).
+	pdirty atomic.Bool
+
 	wmu   sync.Mutex // watch and maps
 	watch func()
 	maps  map[uintptr][]byte // fam_map mappings by item address -> whole mapping
@@ -49,6 +52,8 @@ type itemView struct {
 	// catalogue (famd's metadata service).
 	dp      DataPlane
 	striped bool
+	// persist: the item's region is persistent (see persist.go).
+	persist bool
 }
 
 // plane returns the data plane serving v, or the error of an instance
@@ -81,13 +86,14 @@ func (f *Fam) makeViewLocked(rec metadata.Item) (*itemView, error) {
 	rights := rightsFor(c.mode, c.uid, c.gid, f.uid, f.gid)
 	end := rec.Offset + rec.Size
 	if Placed(rs.rec) {
-		return &itemView{size: rec.Size, rights: rights, rs: rs}, nil
+		return &itemView{size: rec.Size, rights: rights, rs: rs, persist: MemoryType(rs.rec.MemoryType) == Persistent}, nil
 	}
 	h, err := rs.heapLocked(c)
 	if err != nil {
 		return nil, err
 	}
-	return &itemView{mem: h.mem[rec.Offset:end:end], size: rec.Size, rights: rights, rs: rs, heap: h}, nil
+	return &itemView{mem: h.mem[rec.Offset:end:end], size: rec.Size, rights: rights, rs: rs, heap: h,
+		persist: MemoryType(rs.rec.MemoryType) == Persistent}, nil
 }
 
 func (f *Fam) newItemLocked(rec metadata.Item, v *itemView) *Item {
@@ -195,6 +201,12 @@ func (r *Region) Allocate(name string, n uint64, mode uint32) (*Item, error) {
 		_ = rs.alloc.Free(off, n)
 		rs.mu.Unlock()
 		return nil, storeErr(op, "data item", name+" in region "+rec.Name, err)
+	}
+	if err := f.metaDurable(op, rs.rec.MemoryType); err != nil {
+		_ = f.store.DeleteItem(r.id, off)
+		_ = rs.alloc.Free(off, n)
+		rs.mu.Unlock()
+		return nil, err
 	}
 	// The store gave the item its incarnation, which the handle binds to.
 	if stored, err := f.store.ItemAt(r.id, off); err == nil {
@@ -642,6 +654,7 @@ func (it *Item) Map() ([]byte, error) {
 			return nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, it.g.Offset, err)
 		}
 		it.keepMap(b, m)
+		it.f.trackMap(v, m)
 		return b, nil
 	}
 	off := it.g.Offset
@@ -660,6 +673,7 @@ func (it *Item) Map() ([]byte, error) {
 		return nil, Errorf(CodeMemory, op, "mapping data item {%d, %d}: %v", it.g.RegionID, off, err)
 	}
 	it.keepMap(b, m)
+	it.f.trackMap(v, m)
 	return b, nil
 }
 
@@ -709,6 +723,7 @@ func (it *Item) Unmap(p unsafe.Pointer) error {
 	if !ok {
 		return Errorf(CodeInvalid, op, "address %p is not a mapping of this data item made by fam_map", p)
 	}
+	it.f.untrackMap(m)
 	if err := unix.Munmap(m); err != nil {
 		return Errorf(CodeMemory, op, "%v", err)
 	}
@@ -721,6 +736,7 @@ func (it *Item) unmapAll() {
 	it.maps = nil
 	it.wmu.Unlock()
 	for _, m := range maps {
+		it.f.untrackMap(m)
 		_ = unix.Munmap(m)
 	}
 }

@@ -109,6 +109,12 @@ func (f *Fam) CreateRegion(name string, size uint64, mode uint32, attr RegionAtt
 		_ = f.store.DeleteRegion(rec.ID)
 		return nil, Errorf(CodeResource, op, "%v", err)
 	}
+	if err := f.regionDurable(op, rs); err != nil {
+		rs.close()
+		removeHeapFiles(rs.base)
+		_ = f.store.DeleteRegion(rec.ID)
+		return nil, err
+	}
 	f.regions[rec.ID] = rs
 	return f.newRegionLocked(rec.ID, stateOpen), nil
 }

@@ -434,6 +434,8 @@ func (sc *sconn) serve(h wire.Header) error {
 		rerr, err = sc.atomic(h)
 	case wire.OpOpenFD:
 		rerr, err = sc.openFD(h)
+	case wire.OpCommit:
+		rerr, err = sc.commit(h)
 	}
 	if err != nil {
 		return err

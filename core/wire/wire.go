@@ -51,11 +51,14 @@ const (
 	OpScatterIndexed Op = 8
 	OpAtomic         Op = 9
 	OpOpenFD         Op = 10
-	opEnd            Op = 11
+	// OpCommit makes a range of the item durable (issue 20): the server
+	// answers once its bytes are on stable storage.
+	OpCommit Op = 11
+	opEnd    Op = 12
 )
 
 var opNames = [...]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
-	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD"}
+	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Commit"}
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
@@ -90,6 +93,7 @@ const (
 //	ScatterIndexed  as GatherIndexed; payload count indexes then count*esize bytes
 //	Atomic          Arg[0] offset, Arg[1] kind, Arg[2] op; payload v and cmp
 //	OpenFD reply    Arg[0] offset in the file, Arg[1] size, Arg[2] rights
+//	Commit          Arg[0] offset, Arg[1] length; no payload either way
 type Header struct {
 	Op         Op
 	Flags      uint8
