@@ -7,7 +7,7 @@ import (
 
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/amo"
-	"github.com/gofam/openfam/core/internal/smaps"
+	"github.com/gofam/openfam/internal/smaps"
 )
 
 // The persistence tests (issue 20) cannot read the files to tell whether

@@ -8,7 +8,7 @@ import (
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/embed"
-	"github.com/gofam/openfam/core/internal/smaps"
+	"github.com/gofam/openfam/internal/smaps"
 )
 
 // Persistence through famd and memory servers (issue 20): after Quiet no

@@ -17,6 +17,19 @@ import (
 // DirtyKB returns the kB of Shared_Dirty plus Private_Dirty of every
 // mapping of process pid (0: this process) whose file lies under dir.
 func DirtyKB(pid int, dir string) (int, error) {
+	dir = filepath.Clean(dir) + "/"
+	return DirtyKBMatch(pid, func(path string) bool { return strings.HasPrefix(path, dir) })
+}
+
+// PersistentFile reports whether path is a persistent region's file: a
+// heap file of an embedded store or famd (DATA/regions/) or a segment of
+// a memory server (DATA/segments/). Volatile ones live elsewhere.
+func PersistentFile(path string) bool {
+	return strings.Contains(path, "/regions/") || strings.Contains(path, "/segments/")
+}
+
+// DirtyKBMatch is DirtyKB for the mappings whose file path match accepts.
+func DirtyKBMatch(pid int, match func(path string) bool) (int, error) {
 	p := "/proc/self/smaps"
 	if pid != 0 {
 		p = fmt.Sprintf("/proc/%d/smaps", pid)
@@ -26,7 +39,6 @@ func DirtyKB(pid int, dir string) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	dir = filepath.Clean(dir) + "/"
 	total, in := 0, false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -38,7 +50,7 @@ func DirtyKB(pid int, dir string) (int, error) {
 		}
 		if isHeader(fields[0]) {
 			// addr perms offset dev inode [path]
-			in = len(fields) >= 6 && strings.HasPrefix(fields[5], dir)
+			in = len(fields) >= 6 && match(fields[5])
 			continue
 		}
 		if !in || len(fields) < 2 {
