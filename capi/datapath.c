@@ -115,7 +115,8 @@ OFAM_INLINE int ofam_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void 
         if (ofam_fast_held(s, seq, put)) {
             /* A persistent item's write is listed for the next flush
              * (persist.c); the bit is already in a register. */
-            if (__builtin_expect(put && (rights & OFAM_RIGHT_PERSIST) != 0, 0))
+            if (__builtin_expect(put && (rights & OFAM_RIGHT_PERSIST) != 0, 0) &&
+                (!__atomic_load_n(&s->dirty, __ATOMIC_RELAXED) || ofam_persist_each))
                 return ofam_persist_wrote(s, op == OFAM_XFER_PUT);
             return 0;
         }
@@ -331,7 +332,8 @@ OFAM_INT_ADD(uint64, uint64_t)
                 return -FAM_EINVAL;                                                                \
             if (fetch)                                                                             \
                 memcpy(out, &old, sizeof old);                                                     \
-            if (__builtin_expect((rights & OFAM_RIGHT_PERSIST) != 0, 0) && op != OFAM_OP_FETCH)    \
+            if (__builtin_expect((rights & OFAM_RIGHT_PERSIST) != 0, 0) && op != OFAM_OP_FETCH &&  \
+                (!__atomic_load_n(&s->dirty, __ATOMIC_RELAXED) || ofam_persist_each))              \
                 return ofam_persist_wrote(s, 1);                                                   \
             return 0;                                                                              \
         }                                                                                          \

@@ -181,6 +181,10 @@ int ofam_slot_live(uint64_t h, uint32_t kind);
 enum { OFAM_PERSIST_QUIET = 0, OFAM_PERSIST_EACH = 1, OFAM_PERSIST_LAZY = 2 };
 /* Sets the policy the fast path follows (at fam_initialize). */
 void ofam_set_persist_policy(int policy);
+/* 1 under OFAM_PERSIST_EACH: the fast path then calls ofam_persist_wrote
+ * after every write to a persistent item, not only the first after a
+ * flush. Read relaxed; set before the instance is ready. */
+extern int ofam_persist_each;
 /* Called by the fast path after it wrote to a persistent item through slot
  * s: lists s for the next flush or, under the each policy for a blocking
  * call, makes the item's pages durable now. Returns 0 or -FAM_E*. */

@@ -4,11 +4,11 @@
  * The fast path (datapath.c) stores straight into the mapping of an item, so
  * the Go core never sees those writes. For an item of a persistent region
  * the slot's view carries OFAM_RIGHT_PERSIST; after such a write the fast
- * path calls ofam_persist_wrote, which costs one load of the slot's dirty
- * flag (on the slot's cache line, already read) once the slot is listed.
- * The first write after a flush sets the flag and appends the slot to a
- * short list under a mutex. Volatile items never get here: their cost is
- * the test of a bit already in a register.
+ * path loads the slot's dirty flag (on the slot's cache line, already
+ * read) and, only when it is clear (the first write after a flush) or under
+ * the each policy, calls ofam_persist_wrote, which sets the flag and
+ * appends the slot to a short list under a mutex. Volatile items pay the
+ * test of a bit already in a register.
  *
  * ofam_persist_flush, run by the core's flush (fam_quiet, fam_ctx_quiet,
  * the lazy policy's timer) through the hook capi registers, takes the list,
@@ -33,10 +33,12 @@ static ofam_slot *ofam_dirty[OFAM_DIRTY_MAX];
 static uint32_t ofam_ndirty;
 static int ofam_dirty_overflow;
 static int ofam_persist_policy;
+int ofam_persist_each;
 
 void ofam_set_persist_policy(int policy)
 {
     __atomic_store_n(&ofam_persist_policy, policy, __ATOMIC_RELEASE);
+    __atomic_store_n(&ofam_persist_each, policy == OFAM_PERSIST_EACH, __ATOMIC_RELEASE);
 }
 
 /* Reads the slot's view consistently (the seqlock of ofam.h); 0 if it has

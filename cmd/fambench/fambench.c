@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -494,10 +496,162 @@ static int net(void)
     return 0;
 }
 
+/* ---- --persist (issue 20) ------------------------------------------------- */
+
+enum { PPAGES = 4096, PPAGE = 4096 };
+static fam_desc_t *p_small, *v_small, *p_big, *v_big4k;
+static uint8_t p_page[PPAGE];
+
+static void body_put_8_vol(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_put_blocking(word_src, v_small, 8, 8));
+}
+static void body_put_8_pers(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_put_blocking(word_src, p_small, 8, 8));
+}
+static void body_put4k_quiet_pers(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        CHECK(fam_put_blocking(p_page, p_big, (i % 64) * PPAGE, PPAGE));
+        CHECK(fam_quiet());
+    }
+}
+static void body_put4k_quiet_vol(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        CHECK(fam_put_blocking(p_page, v_big4k, (i % 64) * PPAGE, PPAGE));
+        CHECK(fam_quiet());
+    }
+}
+
+/* Median microseconds of one flush of n dirty pages, each kind: fam_quiet
+ * after n 8-byte puts (one per page) to the persistent item; msync of the
+ * same n pages of a plain shared file mapping after storing to them; and
+ * fdatasync of that file after the same stores. */
+static void flush_costs(int n, int reps, uint8_t *raw, int fd, double out[3])
+{
+    double s[3][64];
+    uint64_t v = 1;
+    for (int r = 0; r < reps; r++) {
+        for (int i = 0; i < n; i++, v++)
+            CHECK(fam_put_blocking(&v, p_big, (uint64_t)i * PPAGE, sizeof v));
+        uint64_t t0 = now_ns();
+        CHECK(fam_quiet());
+        s[0][r] = (double)(now_ns() - t0) / 1000.0;
+
+        for (int i = 0; i < n; i++, v++)
+            memcpy(raw + (size_t)i * PPAGE, &v, sizeof v);
+        t0 = now_ns();
+        if (msync(raw, (size_t)n * PPAGE, MS_SYNC) != 0) {
+            perror("fambench: msync");
+            exit(1);
+        }
+        s[1][r] = (double)(now_ns() - t0) / 1000.0;
+
+        for (int i = 0; i < n; i++, v++)
+            memcpy(raw + (size_t)i * PPAGE, &v, sizeof v);
+        t0 = now_ns();
+        if (fdatasync(fd) != 0) {
+            perror("fambench: fdatasync");
+            exit(1);
+        }
+        s[2][r] = (double)(now_ns() - t0) / 1000.0;
+    }
+    for (int k = 0; k < 3; k++) {
+        qsort(s[k], (size_t)reps, sizeof s[k][0], cmp_double);
+        out[k] = s[k][reps / 2];
+    }
+}
+
+static int persist_bench(void)
+{
+    if (fam_initialize("fambench", NULL) != 0)
+        die("fam_initialize");
+    const char *pol = getenv("OPENFAM_PERSIST");
+    char pname[OPENFAM_NAME_MAX + 1], vname[OPENFAM_NAME_MAX + 1];
+    snprintf(pname, sizeof pname, "fambench-p-%ld", (long)getpid());
+    snprintf(vname, sizeof vname, "fambench-v-%ld", (long)getpid());
+    fam_region_attr_t pattr = {FAM_REDUNDANCY_NONE, FAM_MEMORY_PERSISTENT, FAM_INTERLEAVE_DEFAULT,
+                               FAM_PERMISSION_DEFAULT};
+    fam_region_attr_t vattr = {FAM_REDUNDANCY_NONE, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
+                               FAM_PERMISSION_DEFAULT};
+    fam_region_t *pr = fam_create_region(pname, 32 << 20, 0600, &pattr);
+    fam_region_t *vr = fam_create_region(vname, 32 << 20, 0600, &vattr);
+    if (pr == NULL || vr == NULL)
+        die("fam_create_region");
+    p_small = fam_allocate("small", 64, 0600, pr);
+    v_small = fam_allocate("small", 64, 0600, vr);
+    p_big = fam_allocate("big", (uint64_t)PPAGES * PPAGE, 0600, pr);
+    v_big4k = fam_allocate("big", (uint64_t)PPAGES * PPAGE, 0600, vr);
+    if (p_small == NULL || v_small == NULL || p_big == NULL || v_big4k == NULL)
+        die("fam_allocate");
+    memset(p_page, 0x5a, sizeof p_page);
+
+    printf("fambench --persist (OPENFAM_PERSIST=%s%s): medians of %d interleaved repeats\n\n",
+           pol != NULL ? pol : "", pol != NULL ? "" : "unset, quiet", repeats);
+    double t[4];
+    const body_fn puts[3] = {body_put_8_vol, body_put_8_pers, body_memcpy_8};
+    ns_per_op(puts, 3, t);
+    printf("%-44s %9.3g ns/op\n", "fam_put_blocking 8 B, volatile item", t[0]);
+    printf("%-44s %9.3g ns/op  (%.3fx volatile)\n", "fam_put_blocking 8 B, persistent item", t[1], t[1] / t[0]);
+    printf("%-44s %9.3g ns/op\n\n", "memcpy 8 B", t[2]);
+
+    const char *dir = getenv("FAMBENCH_RAW_DIR");
+    if (dir == NULL)
+        dir = getenv("OPENFAM_DATA_DIR");
+    if (dir == NULL)
+        dir = "/var/tmp";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fambench-raw-%ld", dir, (long)getpid());
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)PPAGES * PPAGE) != 0) {
+        perror("fambench: raw file");
+        return 1;
+    }
+    uint8_t *raw = mmap(NULL, (size_t)PPAGES * PPAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (raw == MAP_FAILED) {
+        perror("fambench: mmap");
+        return 1;
+    }
+    /* First writes allocate the file's blocks: do them outside the timing,
+     * as the item's pages were allocated (zeroed) by fam_allocate. */
+    memset(raw, 0, (size_t)PPAGES * PPAGE);
+    if (fdatasync(fd) != 0)
+        return 1;
+    for (int i = 0; i < PPAGES; i++)
+        CHECK(fam_put_blocking(p_page, p_big, (uint64_t)i * PPAGE, 8));
+    CHECK(fam_quiet());
+
+    printf("%-12s %16s %16s %16s\n", "dirty pages", "fam_quiet us", "msync us", "fdatasync us");
+    const int ns[3] = {1, 64, PPAGES};
+    for (int k = 0; k < 3; k++) {
+        double c[3];
+        flush_costs(ns[k], repeats, raw, fd, c);
+        printf("%-12d %16.1f %16.1f %16.1f\n", ns[k], c[0], c[1], c[2]);
+    }
+    munmap(raw, (size_t)PPAGES * PPAGE);
+    close(fd);
+    unlink(path);
+
+    const body_fn remote[2] = {body_put4k_quiet_vol, body_put4k_quiet_pers};
+    ns_per_op(remote, 2, t);
+    printf("\n%-44s %9.1f us/op\n", "fam_put_blocking 4 KiB + fam_quiet, volatile", t[0] / 1000.0);
+    printf("%-44s %9.1f us/op  (%.2fx)\n", "fam_put_blocking 4 KiB + fam_quiet, persistent", t[1] / 1000.0,
+           t[1] / t[0]);
+
+    fam_destroy_region(pr);
+    fam_destroy_region(vr);
+    fam_finalize("fambench");
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fambench [--json] [--repeats N] [--net | --get-mib M] [--help] [--version]\n"
+            "usage: fambench [--json] [--repeats N] [--net | --get-mib M | --persist] [--help] [--version]\n"
             "\n"
             "Measures the OpenFAM C API against plain-memory baselines in the same run:\n"
             "  fam_get_blocking / fam_put_blocking 4 MiB vs memcpy 4 MiB (GB/s),\n"
@@ -514,6 +668,13 @@ static void usage(FILE *f)
             "  --get-mib M   measure only fam_get_blocking of one M MiB item in a region\n"
             "                with default attributes (interleaved over every memory\n"
             "                server of the famd in OPENFAM_SERVER); see tests/stripe-bench.sh\n"
+            "  --persist     persistence (issue 20): fam_put_blocking 8 B on a volatile and\n"
+            "                a persistent item; fam_quiet after 1, 64 and 4096 dirty 4 KiB\n"
+            "                pages of a persistent item vs msync(MS_SYNC) of the same pages\n"
+            "                of a plain file mapping and vs fdatasync of that file (the\n"
+            "                file lies in $FAMBENCH_RAW_DIR, else $OPENFAM_DATA_DIR, else\n"
+            "                /var/tmp); fam_put_blocking 4 KiB + fam_quiet on a persistent\n"
+            "                vs a volatile item (over the network with OPENFAM_SERVER)\n"
             "  --help        this text\n"
             "  --version     print fambench's version and exit\n"
             "\n"
@@ -542,6 +703,8 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--net") == 0) {
             net_mode = 1;
+        } else if (strcmp(argv[i], "--persist") == 0) {
+            return persist_bench();
         } else if (strcmp(argv[i], "--echo") == 0 && i + 1 < argc) {
             return echo_server(atoi(argv[i + 1]));
         } else if (strcmp(argv[i], "--get-mib") == 0 && i + 1 < argc) {
