@@ -89,5 +89,5 @@ def test_lazy_policy_leaves_quiet_to_the_timer(private_store):
 
 
 def test_bad_policy_is_refused(private_store):
-    p = run_python("import openfam\nopenfam.Fam('bad')\n", dict(private_store, OPENFAM_PERSIST="never"))
+    p = run_python("import openfam\nwith openfam.Fam('bad'):\n    pass\n", dict(private_store, OPENFAM_PERSIST="never"))
     assert p.returncode != 0 and "OPENFAM_PERSIST" in p.stderr
