@@ -7,7 +7,7 @@ Feature: Persistence and restart
   directory and survives a reboot; a volatile region lives on tmpfs and
   survives processes but not a reboot. A famd stopped and started again on
   the same data directory serves the same regions and items to new clients.
-
+  
   Durability: for a persistent region, when fam_quiet (or fam_ctx_quiet)
   returns 0, every put, scatter, copy and atomic issued before it is on
   stable storage at the server that holds it; a blocking put is visible at
