@@ -437,6 +437,9 @@ func (it *Item) Close() error {
 	}
 	delete(f.lazy, it)
 	f.mu.Unlock()
+	// Writes made through this handle stay due at the next quiet, which
+	// cannot reach a famd-served item through a released key: now, then.
+	it.flushOnRelease()
 	if f.remote != nil {
 		it.rClose()
 		it.dropView()

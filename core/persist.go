@@ -246,8 +246,11 @@ func (f *Fam) flushDirty(op string) error {
 	}
 	for _, it := range list {
 		v := it.view.Load()
-		if v == nil || it.state.Load() != stateOpen {
-			continue // released: its bytes went with it, or a deallocation freed them
+		if v == nil || (it.state.Load() != stateOpen && v.mem == nil) {
+			// Released: Close flushed it (flushOnRelease), or a
+			// deallocation freed its bytes. A mapping stays valid
+			// until Finalize, and an msync of it costs little.
+			continue
 		}
 		if v.mem != nil {
 			keep(it.flushView(v, 0, v.size))
@@ -275,6 +278,18 @@ func (f *Fam) flushDirty(op string) error {
 		}
 	}
 	return first
+}
+
+// flushOnRelease flushes a listed handle being closed (see Close). Errors
+// are dropped: Close reports on the handle, and the write to stable
+// storage of a closed handle's item has no one left to tell.
+func (it *Item) flushOnRelease() {
+	if !it.pdirty.Load() || it.f.opts.Persist == PersistLazy {
+		return
+	}
+	if v := it.view.Load(); v != nil && v.persist {
+		_ = it.flushView(v, 0, v.size)
+	}
 }
 
 // flushView makes bytes [off, off+n) of the item durable: an msync of this

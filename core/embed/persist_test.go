@@ -162,3 +162,42 @@ func TestQuietPersistsOnStripedRegion(t *testing.T) {
 		checkQuietPersists(t, f, core.RegionAttr{Interleave: core.InterleaveEnable}, lazy, dirs...)
 	}
 }
+
+// A handle closed before quiet took its key with it: its writes are made
+// durable when it is closed.
+func TestClosedHandleWritesAreDurable(t *testing.T) {
+	dir := t.TempDir()
+	tok := writeToken(t, dir, "persist-token")
+	d, err := embed.Start(embed.Options{DataDir: filepath.Join(dir, "famd"), NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "persist-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	f := persistClient(t, d.Addr(), tok, core.PersistQuiet)
+	r, err := f.CreateRegion("p", 1<<20, 0o600, core.RegionAttr{Memory: core.Persistent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 64<<10, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(0); i < 8; i++ {
+		if err := f.Default().Put([]byte("closed"), it, i*4096); err != nil {
+			t.Fatal(err)
+		}
+	}
+	regions := filepath.Join(dir, "famd", "regions")
+	if dirtyUnder(t, regions) == 0 {
+		t.Fatal("nothing dirty before close: the check could not fail")
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Default().Quiet(); err != nil {
+		t.Fatal(err)
+	}
+	if n := dirtyUnder(t, regions); n != 0 {
+		t.Fatalf("%d kB dirty after close and quiet", n)
+	}
+}
