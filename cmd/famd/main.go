@@ -113,6 +113,11 @@ Environment:
   OPENFAM_SHM_DIR      default of --shm-dir
   OPENFAM_BACKUP_DIR   default of --backup-dir
   OPENFAM_TOKEN_FILE   default of --token-file
+  OPENFAM_PERSIST      famd's persistence policy: quiet (default) or each make
+                       a persistent region's creation and allocations durable
+                       before they return, lazy does not (its copies then
+                       flush every OPENFAM_PERSIST_INTERVAL, default 5s).
+                       Clients' commits (fam_quiet) are honoured whatever it is
   NOTIFY_SOCKET        set by systemd for a Type=notify service: famd sends
                        READY=1 there once it serves, STOPPING=1 when it stops
                        (dist/systemd/famd.service, installed by make install)
