@@ -685,7 +685,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     uint64_t get_mib = 0;
-    int net_mode = 0;
+    int net_mode = 0, persist_mode = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -704,7 +704,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--net") == 0) {
             net_mode = 1;
         } else if (strcmp(argv[i], "--persist") == 0) {
-            return persist_bench();
+            persist_mode = 1;
         } else if (strcmp(argv[i], "--echo") == 0 && i + 1 < argc) {
             return echo_server(atoi(argv[i + 1]));
         } else if (strcmp(argv[i], "--get-mib") == 0 && i + 1 < argc) {
@@ -718,6 +718,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (persist_mode)
+        return persist_bench();
     if (get_mib > 0)
         return get_wide(get_mib);
     if (net_mode)
