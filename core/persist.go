@@ -149,6 +149,10 @@ type persistState struct {
 	hook func() error
 	// ticker runs the lazy flush; started on the first dirty write.
 	tickOnce sync.Once
+	// flushMu serialises flushes: a Quiet that finds the list empty
+	// because a concurrent one took it must not return before that one
+	// has written the items out.
+	flushMu sync.Mutex
 }
 
 // SetPersistHook registers fn, called by every flush (Quiet, the lazy
@@ -216,6 +220,8 @@ func (f *Fam) quietFlush(op string) error {
 // data planes are committed in parallel.
 func (f *Fam) flushDirty(op string) error {
 	ps := &f.persist
+	ps.flushMu.Lock()
+	defer ps.flushMu.Unlock()
 	ps.mu.Lock()
 	list := ps.dirty
 	ps.dirty = nil
