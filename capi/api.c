@@ -415,6 +415,21 @@ int fam_ctx_quiet(fam_ctx_t *c)
     return ofam_go_quiet(OFAM_H(c));
 }
 
+/* fam_persist: the range made durable now (core: Item.Persist). */
+int fam_persist(fam_desc_t *d, uint64_t offset, uint64_t nbytes)
+{
+    OFAM_REQUIRE_READY_INT();
+    return ofam_go_persist(0, OFAM_H(d), offset, nbytes);
+}
+
+int fam_ctx_persist(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t nbytes)
+{
+    OFAM_REQUIRE_READY_INT();
+    if (c == NULL)
+        return ofam_fail(FAM_EINVAL, "%s: context handle is NULL", __func__);
+    return ofam_go_persist(OFAM_H(c), OFAM_H(d), offset, nbytes);
+}
+
 uint64_t fam_ctx_progress(fam_ctx_t *c)
 {
     if (!ofam_ready()) {

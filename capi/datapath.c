@@ -24,7 +24,7 @@
  * request needing the given rights; NULL sends the request to Go. On success
  * *sp and *seqp say which slot state was read, for ofam_fast_held. */
 OFAM_INLINE char *ofam_fast(fam_desc_t *d, uint64_t off, uint64_t n, uint32_t need, ofam_slot **sp,
-                            uint32_t *seqp)
+                            uint32_t *seqp, uint32_t *rightsp)
 {
     if (__builtin_expect(__atomic_load_n(&ofam_state, __ATOMIC_RELAXED) != OFAM_READY, 0))
         return NULL;
@@ -47,6 +47,7 @@ OFAM_INLINE char *ofam_fast(fam_desc_t *d, uint64_t off, uint64_t n, uint32_t ne
         return NULL;
     *sp = s;
     *seqp = seq;
+    *rightsp = rights;
     return base + off;
 }
 
@@ -102,8 +103,8 @@ OFAM_INLINE int ofam_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void 
     int put = op == OFAM_XFER_PUT || op == OFAM_XFER_PUT_NB;
     char *p;
     ofam_slot *s;
-    uint32_t seq;
-    if (local != NULL && (p = ofam_fast(d, off, n, put ? OFAM_RIGHT_WRITE : OFAM_RIGHT_READ, &s, &seq)) != NULL &&
+    uint32_t seq, rights;
+    if (local != NULL && (p = ofam_fast(d, off, n, put ? OFAM_RIGHT_WRITE : OFAM_RIGHT_READ, &s, &seq, &rights)) != NULL &&
         (!ctxcall || ofam_ctx_ok(c))) {
         /* A non-blocking transfer on mapped memory completes here, which
          * satisfies every later fence and quiet. */
@@ -111,8 +112,14 @@ OFAM_INLINE int ofam_rw(const char *fn, int ctxcall, fam_ctx_t *c, int op, void 
             memcpy(p, local, n);
         else
             memcpy(local, p, n);
-        if (ofam_fast_held(s, seq, put))
+        if (ofam_fast_held(s, seq, put)) {
+            /* A persistent item's write is listed for the next flush
+             * (persist.c); the bit is already in a register. */
+            if (__builtin_expect(put && (rights & OFAM_RIGHT_PERSIST) != 0, 0) &&
+                (!__atomic_load_n(&s->dirty, __ATOMIC_RELAXED) || ofam_persist_each))
+                return ofam_persist_wrote(s, op == OFAM_XFER_PUT);
             return 0;
+        }
         /* The view changed under the copy (a refresh, or fam_finalize):
          * a transfer may be done again, so Go does it, or reports that
          * the instance is gone. */
@@ -316,14 +323,18 @@ OFAM_INT_ADD(uint64, uint64_t)
                                             : OFAM_RIGHT_WRITE;                                    \
         char *p;                                                                                   \
         ofam_slot *s;                                                                              \
-        uint32_t seq;                                                                              \
-        if ((!fetch || out != NULL) && (p = ofam_fast(d, off, sizeof(T), need, &s, &seq)) != NULL &&\
+        uint32_t seq, rights;                                                                      \
+        if ((!fetch || out != NULL) &&                                                             \
+            (p = ofam_fast(d, off, sizeof(T), need, &s, &seq, &rights)) != NULL &&                 \
             ((uintptr_t)p & (sizeof(T) - 1)) == 0 && (!ctxcall || ofam_ctx_ok(c))) {               \
             B old = ofam_amo_##name((B *)(void *)p, op, vb, cb);                                   \
             if (!ofam_fast_held(s, seq, 1) && ofam_amo_raced(fn, s, d))                            \
                 return -FAM_EINVAL;                                                                \
             if (fetch)                                                                             \
                 memcpy(out, &old, sizeof old);                                                     \
+            if (__builtin_expect((rights & OFAM_RIGHT_PERSIST) != 0, 0) && op != OFAM_OP_FETCH &&  \
+                (!__atomic_load_n(&s->dirty, __ATOMIC_RELAXED) || ofam_persist_each))              \
+                return ofam_persist_wrote(s, 1);                                                   \
             return 0;                                                                              \
         }                                                                                          \
         return ofam_slow_amo(fn, ctxcall, c, d, off, K, op, fetch, vb, 0, cb, 0, out);             \

@@ -56,6 +56,7 @@ func ofam_go_initialize(group *C.char, opts *C.fam_options_t) (r C.int) {
 		return setError(err)
 	}
 	inst.fam.Store(f)
+	startPersist(f)
 	C.ofam_set_ready(1)
 	return 0
 }

@@ -42,8 +42,11 @@ enum {
 #define OFAM_CHUNK_SLOTS (1u << OFAM_CHUNK_BITS)
 #define OFAM_NCHUNKS (1u << (OFAM_INDEX_BITS - OFAM_CHUNK_BITS))
 
-/* Rights bits of a data item view; equal to core.RightRead/RightWrite. */
-enum { OFAM_RIGHT_READ = 1, OFAM_RIGHT_WRITE = 2 };
+/* Rights bits of a data item view; equal to core.RightRead/RightWrite.
+ * OFAM_RIGHT_PERSIST is not a right: it marks the view of an item of a
+ * persistent region, whose writes the fast path lists for the next flush
+ * (capi/persist.c). */
+enum { OFAM_RIGHT_READ = 1, OFAM_RIGHT_WRITE = 2, OFAM_RIGHT_PERSIST = 4 };
 
 /* Operand kinds and operations of atomics; equal to core/amo's Kind and Op
  * (capi/enums.go checks this at compile time). */
@@ -106,7 +109,7 @@ typedef struct {
     char *base;         /* the item's first byte in this process, or NULL */
     uint64_t size;      /* bytes mapped at base */
     uint32_t next_free; /* free list link (index) */
-    uint32_t pad_;
+    uint32_t dirty;     /* listed for the next persistence flush (persist.c) */
     ofam_name *names;   /* strings handed out by fam_stat, freed on release */
     char pad2_[16];
 } ofam_slot;
@@ -171,5 +174,23 @@ void ofam_slot_set_view(uint64_t h, void *base, uint64_t size, uint32_t rights);
 const char *ofam_slot_name(uint64_t h, const char *p, size_t n);
 /* Reports whether h is a live handle of the given kind (for Go). */
 int ofam_slot_live(uint64_t h, uint32_t kind);
+
+/* ---- persistence (persist.c; issue 20) ---------------------------------------- */
+
+/* Persistence policies; equal to core.PersistPolicy. */
+enum { OFAM_PERSIST_QUIET = 0, OFAM_PERSIST_EACH = 1, OFAM_PERSIST_LAZY = 2 };
+/* Sets the policy the fast path follows (at fam_initialize). */
+void ofam_set_persist_policy(int policy);
+/* 1 under OFAM_PERSIST_EACH: the fast path then calls ofam_persist_wrote
+ * after every write to a persistent item, not only the first after a
+ * flush. Read relaxed; set before the instance is ready. */
+extern int ofam_persist_each;
+/* Called by the fast path after it wrote to a persistent item through slot
+ * s: lists s for the next flush or, under the each policy for a blocking
+ * call, makes the item's pages durable now. Returns 0 or -FAM_E*. */
+int ofam_persist_wrote(ofam_slot *s, int blocking);
+/* Makes every listed slot's pages durable (msync MS_SYNC) and empties the
+ * list. Returns 0, or the errno of the first msync that failed. */
+int ofam_persist_flush(void);
 
 #endif /* OFAM_PRIVATE_H */

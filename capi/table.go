@@ -183,7 +183,13 @@ func (e *entry) refresh() {
 		if !ok {
 			base, size, rights = nil, 0, 0
 		}
-		if e.setView(ep, base, size, uint32(rights)) {
+		r := uint32(rights)
+		if ok && it.Persistent() {
+			// The fast path lists this item's writes for the next
+			// flush (persist.c).
+			r |= C.OFAM_RIGHT_PERSIST
+		}
+		if e.setView(ep, base, size, r) {
 			return
 		}
 	}

@@ -158,24 +158,32 @@ func (c *Context) transferNB(op string, buf []byte, it *Item, off uint64, write,
 		c.cmu.Lock()
 		c.calls = append(c.calls, pendingCall{call: call, op: op})
 		c.cmu.Unlock()
+		if write {
+			// Listed now; Quiet waits for the put before it flushes.
+			return c.f.wrote(it, v, true)
+		}
 		return nil
 	}
 	if v.mem == nil {
 		if _, err := it.plane(op, v); err != nil {
 			return c.nbResult(nb, err)
 		}
-		return c.nbResult(nb, it.remoteData(op, func(v *itemView) error {
+		err := it.remoteData(op, func(v *itemView) error {
 			if write {
 				return v.dp.Put(v.key, off, buf)
 			}
 			return v.dp.Get(v.key, off, buf)
-		}))
+		})
+		if err == nil && write {
+			err = c.f.wrote(it, v, nb)
+		}
+		return c.nbResult(nb, err)
 	}
 	if write {
 		copy(v.mem[off:], buf)
-	} else {
-		copy(buf, v.mem[off:])
+		return c.f.wrote(it, v, nb)
 	}
+	copy(buf, v.mem[off:])
 	return nil
 }
 
@@ -266,13 +274,17 @@ func (c *Context) gs(op string, nb bool, buf []byte, it *Item, n, esize uint64, 
 		if _, err := it.plane(op, v); err != nil {
 			return c.nbResult(nb, err)
 		}
-		return c.nbResult(nb, it.remoteData(op, func(v *itemView) error {
+		err := it.remoteData(op, func(v *itemView) error {
 			d := v.dp
 			if gather {
 				return d.GatherIndexed(v.key, buf[:n*esize], idx, esize)
 			}
 			return d.ScatterIndexed(v.key, buf[:n*esize], idx, esize)
-		}))
+		})
+		if err == nil && !gather {
+			err = c.f.wrote(it, v, nb)
+		}
+		return c.nbResult(nb, err)
 	}
 	// Validate everything first so that a bad element leaves the item
 	// untouched rather than half scattered.
@@ -283,6 +295,9 @@ func (c *Context) gs(op string, nb bool, buf []byte, it *Item, n, esize uint64, 
 		} else {
 			copy(v.mem[o:o+esize], buf[l:l+esize])
 		}
+	}
+	if !gather {
+		return c.f.wrote(it, v, nb)
 	}
 	return nil
 }
@@ -385,16 +400,32 @@ func (c *Context) Copy(src *Item, srcOff uint64, dst *Item, dstOff, n uint64) (*
 	if err := span(op, dst, dstOff, n, dv.size); err != nil {
 		return nil, err
 	}
+	// A copy is listed for durability when it ends (non-blocking: the
+	// Quiet after it, which waits for it, flushes it).
+	copied := func(err error) error {
+		if err == nil {
+			err = c.f.wrote(dst, dv, true)
+		}
+		return err
+	}
 	if sv.striped || dv.striped {
 		// famd copies only within its own storage; bytes on memory
 		// servers travel through this client.
-		return c.start(func() error { return c.relayCopy(op, src, srcOff, dst, dstOff, n) }), nil
+		return c.start(func() error { return copied(c.relayCopy(op, src, srcOff, dst, dstOff, n)) }), nil
 	}
 	work, err := c.f.b.copier(op, src, sv, srcOff, dst, dv, dstOff, n)
 	if err != nil {
 		return nil, err
 	}
-	return c.start(work), nil
+	// A copy is listed for durability when it ends (non-blocking: the
+	// Quiet after it, which waits for it, flushes it).
+	return c.start(func() error {
+		err := work()
+		if err == nil {
+			err = c.f.wrote(dst, dv, true)
+		}
+		return err
+	}), nil
 }
 
 // Fence orders the context's earlier operations before its later ones.
@@ -438,6 +469,10 @@ func (c *Context) Quiet() error {
 		if err := pc.call.Wait(); err != nil && first == nil {
 			first = dataErr(pc.op, err)
 		}
+	}
+	// Everything issued is applied: now make it durable (persist.go).
+	if err := c.f.quietFlush("fam_quiet"); err != nil && first == nil {
+		first = err
 	}
 	return first
 }
@@ -533,11 +568,19 @@ func (c *Context) Atomic(it *Item, off uint64, k Kind, op Op, v, cmp Value, fetc
 			old, err = rv.dp.Atomic(rv.key, off, k, op, v, cmp, fetch)
 			return err
 		})
+		if err == nil && op.Modifies() {
+			err = c.f.wrote(it, iv, false)
+		}
 		return old, err
 	}
 	old, err := amo.Do(unsafe.Pointer(&iv.mem[off]), k, op, v, cmp)
 	if err != nil {
 		return Value{}, Errorf(CodeInvalid, name, "%v", err)
+	}
+	if op.Modifies() {
+		if err := c.f.wrote(it, iv, false); err != nil {
+			return old, err
+		}
 	}
 	return old, nil
 }

@@ -59,6 +59,9 @@ type famState struct {
 
 	def    *Context
 	closed atomic.Bool
+
+	// persist is the dirty list of persistent items (persist.go).
+	persist persistState
 }
 
 // As returns a view of the instance that acts for another identity: every
@@ -82,6 +85,9 @@ func Initialize(opts Options) (*Fam, error) {
 		return nil, Errorf(CodeInvalid, op, "%v", err)
 	}
 	if err := checkSettings(opts.Settings); err != nil {
+		return nil, err
+	}
+	if err := checkPersist(&opts); err != nil {
 		return nil, err
 	}
 	opts.resolveDirs()

@@ -23,6 +23,9 @@ type Item struct {
 	// new item at the same offset is another item (see handles.go).
 	inc uint64
 
+	// pdirty: the item is on the instance's dirty list (persist.go).
+	pdirty atomic.Bool
+
 	wmu   sync.Mutex // watch and maps
 	watch func()
 	maps  map[uintptr][]byte // fam_map mappings by item address -> whole mapping
@@ -47,6 +50,8 @@ type itemView struct {
 	// catalogue (famd's metadata service).
 	dp      DataPlane
 	striped bool
+	// persist: the item's region is persistent (see persist.go).
+	persist bool
 }
 
 // plane returns the data plane serving v, or the error of an instance
@@ -270,6 +275,9 @@ func (it *Item) Close() error {
 	}
 	delete(f.lazy, it)
 	f.mu.Unlock()
+	// Writes made through this handle stay due at the next quiet, which
+	// cannot reach a famd-served item through a released key: now, then.
+	it.flushOnRelease()
 	if v := it.view.Load(); v != nil {
 		f.b.closeView(v)
 	}
@@ -365,6 +373,7 @@ func (it *Item) Map() ([]byte, error) {
 		return nil, err
 	}
 	it.keepMap(b, m)
+	it.f.trackMap(v, m)
 	return b, nil
 }
 
@@ -414,6 +423,7 @@ func (it *Item) Unmap(p unsafe.Pointer) error {
 	if !ok {
 		return Errorf(CodeInvalid, op, "address %p is not a mapping of this data item made by fam_map", p)
 	}
+	it.f.untrackMap(m)
 	if err := unix.Munmap(m); err != nil {
 		return Errorf(CodeMemory, op, "%v", err)
 	}
@@ -426,6 +436,7 @@ func (it *Item) unmapAll() {
 	it.maps = nil
 	it.wmu.Unlock()
 	for _, m := range maps {
+		it.f.untrackMap(m)
 		_ = unix.Munmap(m)
 	}
 }

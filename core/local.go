@@ -203,6 +203,12 @@ func (l *local) createRegion(f *Fam, op, name string, size uint64, mode uint32, 
 		_ = l.store.DeleteRegion(rec.ID)
 		return 0, Errorf(CodeResource, op, "%v", err)
 	}
+	if err := l.regionDurable(f, op, rs); err != nil {
+		rs.close()
+		removeHeapFiles(rs.base)
+		_ = l.store.DeleteRegion(rec.ID)
+		return 0, err
+	}
 	l.regions[rec.ID] = rs
 	return rec.ID, nil
 }
@@ -390,14 +396,16 @@ func (l *local) makeViewLocked(f *Fam, rec metadata.Item) (*itemView, error) {
 	c := classOf(rs.rec, rec)
 	rights := rightsFor(c.mode, c.uid, c.gid, f.uid, f.gid)
 	end := rec.Offset + rec.Size
+	persist := MemoryType(rs.rec.MemoryType) == Persistent
 	if Placed(rs.rec) {
-		return &itemView{size: rec.Size, rights: rights, rs: rs}, nil
+		return &itemView{size: rec.Size, rights: rights, rs: rs, persist: persist}, nil
 	}
 	h, err := rs.heapLocked(c)
 	if err != nil {
 		return nil, err
 	}
-	return &itemView{mem: h.mem[rec.Offset:end:end], size: rec.Size, rights: rights, rs: rs, heap: h}, nil
+	return &itemView{mem: h.mem[rec.Offset:end:end], size: rec.Size, rights: rights, rs: rs, heap: h,
+		persist: persist}, nil
 }
 
 // allocate holds f.mu from the catalogue write to the handle's
@@ -470,6 +478,12 @@ func (l *local) allocate(f *Fam, op string, r *Region, name string, n uint64, mo
 		_ = rs.alloc.Free(off, n)
 		rs.mu.Unlock()
 		return nil, storeErr(op, "data item", name+" in region "+rec.Name, err)
+	}
+	if err := l.metaDurable(f, op, rs.rec.MemoryType); err != nil {
+		_ = l.store.DeleteItem(r.id, off)
+		_ = rs.alloc.Free(off, n)
+		rs.mu.Unlock()
+		return nil, err
 	}
 	// The store gave the item its incarnation, which the handle binds to.
 	if stored, err := l.store.ItemAt(r.id, off); err == nil {

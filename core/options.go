@@ -58,6 +58,16 @@ type Options struct {
 	// metadata service sets it; see Placer). Not read from the
 	// environment.
 	Placer Placer
+	// Persist says when writes to persistent regions reach stable
+	// storage (see PersistPolicy). Default: $OPENFAM_PERSIST ("quiet",
+	// "each" or "lazy"), else quiet.
+	Persist PersistPolicy
+	// PersistInterval is the lazy policy's flush period. Default:
+	// $OPENFAM_PERSIST_INTERVAL (a Go duration), else
+	// DefaultPersistInterval (5s).
+	PersistInterval time.Duration
+	// persistErr is a bad $OPENFAM_PERSIST* value, reported by Initialize.
+	persistErr error
 }
 
 // DefaultOptions returns options filled from the environment: see each
@@ -81,6 +91,7 @@ func DefaultOptions() Options {
 			o.Spin = d
 		}
 	}
+	o.persistFromEnv()
 	switch strings.ToLower(os.Getenv("OPENFAM_DEFAULT_MEMORY_TYPE")) {
 	case "persistent":
 		o.DefaultMemoryType = Persistent

@@ -108,7 +108,8 @@ func (r *remote) openViewFD(ii *pb.ItemInfo, fd *ctlFD) (*itemView, metadata.Ite
 	if !ok {
 		return nil, rec, Errorf(CodeRPC, "fam_lookup", "famd sent a malformed item key")
 	}
-	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key, dp: r.data}
+	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key, dp: r.data,
+		persist: ii.GetMemoryType() == uint32(Persistent)}
 	if srv := ii.GetServers(); len(srv) > 0 && srv[0] != 0 {
 		sp, err := r.stripes(ii)
 		if err != nil {

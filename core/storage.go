@@ -48,6 +48,9 @@ type heapFile struct {
 	old  [][]byte // superseded mappings, kept until close (see remap)
 	// reserved is which chunks of the file are backed (see pages).
 	reserved pages.Reserved
+	// dirOnce syncs the file's directory at its first flush (persist.go).
+	dirOnce sync.Once
+	dirErr  error
 }
 
 // regionState is a region opened in this process: its heap files and its

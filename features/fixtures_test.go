@@ -55,7 +55,7 @@ type world struct {
 var env = []string{"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR", "OPENFAM_SERVER",
 	"OPENFAM_TOKEN_FILE", "OPENFAM_DEFAULT_MEMORY_TYPE", "OPENFAM_TIMEOUT", "FAMRUN_JOB", "FAMRUN_RANK",
 	"FAMRUN_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_ID",
-	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OPENFAM_PE_CONFIG"}
+	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OPENFAM_PE_CONFIG", "OPENFAM_PERSIST", "OPENFAM_PERSIST_INTERVAL"}
 
 func (w *world) setup() error {
 	for _, k := range env {
@@ -396,6 +396,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	w.registerIdentity(sc)
 	w.registerOwner(sc)
 	w.registerListing(sc)
+	w.registerPersist(sc)
 }
 
 // registerLifecycle registers the steps that start and stop OpenFAM and

@@ -492,8 +492,36 @@ int fam_fence(void);
 /* Waits until this instance's non-blocking operations are complete and
  * reports the first error among them (including a non-blocking call's
  * permission or transport failure, e.g. FAM_ENOPERM, FAM_ERPC), then
- * forgets them. */
+ * forgets them.
+ *
+ * Persistence: for a data item of a persistent region, when fam_quiet (or
+ * fam_ctx_quiet) returns 0, every put, scatter, copy and atomic issued
+ * before it on that context (blocking or not) is on stable storage at the
+ * server that holds it, as with librpmem's rpmem_persist. A blocking put is
+ * visible to others when it returns but durable only at the next quiet (or
+ * fam_persist). A quiet may also make other contexts' writes durable. On
+ * the same host the pages this process wrote are msynced (no call into
+ * famd); through famd or memory servers a commit goes to each server that
+ * holds written bytes, which answers once they are durable. Volatile
+ * regions cost nothing more. Bytes written through a fam_map mapping of a
+ * persistent item are made durable too. FAM_ERESOURCE: the write to stable
+ * storage failed.
+ *
+ * $OPENFAM_PERSIST changes when that happens: "quiet" (default, as above),
+ * "each" (every blocking call is durable when it returns), "lazy" (quiet
+ * does not wait for stable storage; a background flush every
+ * $OPENFAM_PERSIST_INTERVAL, default 5s, does). fam_persist flushes under
+ * every policy. A persistent region's creation, an allocation in it and
+ * their names are durable when the call returns (not under "lazy"). */
 int fam_quiet(void);
+/* Makes bytes [offset, offset+nbytes) of item d durable now, whatever the
+ * policy, if d's region is persistent (for a volatile one it only checks its
+ * arguments). Operations still in flight are not waited for (fam_quiet does
+ * that). Needs read or write permission on d. Errors: FAM_EINVAL (NULL or
+ * released handle, nbytes 0), FAM_ERANGE, FAM_ENOPERM, FAM_ERESOURCE
+ * (the write to stable storage failed), FAM_ERPC or FAM_ETIMEOUT (a server
+ * did not answer). */
+int fam_persist(fam_desc_t *d, uint64_t offset, uint64_t nbytes);
 /* Number of this instance's operations not yet complete; 0 on failure (the
  * common errors, readable with fam_errcode). */
 uint64_t fam_progress(void);
@@ -667,6 +695,7 @@ fam_wait_t *fam_ctx_copy(fam_ctx_t *c, fam_desc_t *src, uint64_t src_offset, fam
 int fam_ctx_fence(fam_ctx_t *c);
 int fam_ctx_quiet(fam_ctx_t *c);
 uint64_t fam_ctx_progress(fam_ctx_t *c);
+int fam_ctx_persist(fam_ctx_t *c, fam_desc_t *d, uint64_t offset, uint64_t nbytes);
 
 /* ---- Atomics on a context ---------------------------------------------------- */
 

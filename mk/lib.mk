@@ -14,7 +14,7 @@ LIB_C_EXTERNAL := $(sort $(wildcard include/*.h include/fam/*.h shmem/*.c shmem/
 # The version script exports only the public API, hiding the Go runtime,
 # cgo's glue and the private ofam_* functions.
 LIB_LDFLAGS := -extldflags '-Wl,-soname,libopenfam.so.0 -Wl,--version-script=$(CURDIR)/$(LIB_MAP)'
-LIB_TESTS   := $(addprefix $(BUILD)/capi-tests/,smoke handles atomics environ finalize_race fork_before_init)
+LIB_TESTS   := $(addprefix $(BUILD)/capi-tests/,smoke handles atomics environ finalize_race fork_before_init persist)
 
 ALL_TARGETS    += lib
 TEST_TARGETS   += test-capi

@@ -237,6 +237,7 @@ module OpenFAM {
   // Ordering and contexts
   extern proc fam_fence(): c_int;
   extern proc fam_quiet(): c_int;
+  extern proc fam_persist(d: c_ptr(fam_desc_t), offset: uint(64), nbytes: uint(64)): c_int;
   extern proc fam_progress(): uint(64);
   extern proc fam_context_open(): c_ptr(fam_ctx_t);
   extern proc fam_context_close(c: c_ptr(fam_ctx_t)): c_int;
@@ -345,6 +346,7 @@ module OpenFAM {
   extern proc fam_ctx_fence(c: c_ptr(fam_ctx_t)): c_int;
   extern proc fam_ctx_quiet(c: c_ptr(fam_ctx_t)): c_int;
   extern proc fam_ctx_progress(c: c_ptr(fam_ctx_t)): uint(64);
+  extern proc fam_ctx_persist(c: c_ptr(fam_ctx_t), d: c_ptr(fam_desc_t), offset: uint(64), nbytes: uint(64)): c_int;
 
   // Atomics on a context
   extern proc fam_ctx_set_int32(c: c_ptr(fam_ctx_t), d: c_ptr(fam_desc_t), offset: uint(64), value: int(32)): c_int;

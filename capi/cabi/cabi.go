@@ -191,6 +191,7 @@ static int s_context_close(uint64_t c) { return fam_context_close(CC(c)); }
 static int s_fence(uint64_t c, int onctx) { return onctx ? fam_ctx_fence(CC(c)) : fam_fence(); }
 static int s_quiet(uint64_t c, int onctx) { return onctx ? fam_ctx_quiet(CC(c)) : fam_quiet(); }
 static uint64_t s_progress(uint64_t c, int onctx) { return onctx ? fam_ctx_progress(CC(c)) : fam_progress(); }
+static int s_persist(uint64_t c, int onctx, uint64_t d, uint64_t off, uint64_t n) { return onctx ? fam_ctx_persist(CC(c), D, off, n) : fam_persist(D, off, n); }
 
 #undef D
 #undef C
@@ -541,3 +542,9 @@ func Quiet(c uintptr, onCtx bool) int { return int(C.s_quiet(h(c), b2i(onCtx))) 
 
 // Progress calls fam_progress, or fam_ctx_progress(c) when onCtx is set.
 func Progress(c uintptr, onCtx bool) uint64 { return uint64(C.s_progress(h(c), b2i(onCtx))) }
+
+// Persist calls fam_persist(d, off, n), or fam_ctx_persist(c, d, off, n)
+// when onCtx is set.
+func Persist(c uintptr, onCtx bool, d uintptr, off, n uint64) int {
+	return int(C.s_persist(h(c), b2i(onCtx), h(d), C.uint64_t(off), C.uint64_t(n)))
+}

@@ -68,7 +68,7 @@ func init() {
 		{name: "chmod", args: "REGION [ITEM] MODE", summary: "change the permissions of a region or an item", min: 2, max: 3, run: cmdChmod,
 			help: "Changing an item's permissions revokes the data-plane keys clients hold\nfor it; they re-open the item with the new rights.\n"},
 		{name: "servers", summary: "show the famd and the memory servers that joined it", max: 0, run: cmdServers,
-			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, and the block size of interleaved regions. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit) and BYTES (their size).\n\nWith --json: {\"servers\": [the famd], \"interleave_size\": N,\n\"memory_servers\": [{\"id\", \"hostname\", \"control\", \"data_tcp\",\n\"data_unix\", \"reachable\", \"segments\", \"bytes\"}, ...]}.\n"},
+			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, the block size of interleaved regions, and the persistence\npolicy (OPENFAM_PERSIST) of the famd and of programs started from this\nenvironment. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit) and BYTES (their size).\n\nWith --json: {\"servers\": [the famd], \"interleave_size\": N,\n\"memory_servers\": [{\"id\", \"hostname\", \"control\", \"data_tcp\",\n\"data_unix\", \"reachable\", \"segments\", \"bytes\"}, ...]}.\n"},
 		{name: "usage", summary: "bytes total and used, per region and in all", max: 0, run: cmdUsage},
 		tokenCommand,
 		backupsCommand,
@@ -517,6 +517,7 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 		{"bytes", fmt.Sprintf("%s used of %s", fmtSize(j.BytesUsed), fmtSize(j.BytesTotal))},
 		{"interleave size", sizeWithBytes(interleaveSize(ms.GetInterleaveSize()))},
 		{"memory servers", fmt.Sprint(len(mem))},
+		{"persistence", fmt.Sprintf("famd %s; programs here %s", orDash(j.Persist), j.ClientPersist)},
 	}); err != nil {
 		return err
 	}

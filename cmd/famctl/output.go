@@ -72,6 +72,10 @@ type serverJSON struct {
 	Regions       uint64 `json:"regions"`
 	BytesTotal    uint64 `json:"bytes_total"`
 	BytesUsed     uint64 `json:"bytes_used"`
+	// Persist is famd's persistence policy; ClientPersist the policy a
+	// program started from this environment gets ($OPENFAM_PERSIST).
+	Persist       string `json:"persist"`
+	ClientPersist string `json:"client_persist"`
 }
 
 // memoryServerJSON is a memory server in --json output.
@@ -126,6 +130,7 @@ func toServerJSON(r *pb.InfoReply, control string) serverJSON {
 		ID: r.GetServerId(), Hostname: r.GetHostname(), Version: r.GetVersion(), ServerVersion: r.GetServerVersion(),
 		Control: control, DataTCP: r.GetDataTcp(), DataUnix: r.GetDataUnix(), DataDir: r.GetDataDir(),
 		UptimeNs: r.GetUptimeNs(), Regions: r.GetRegions(), BytesTotal: r.GetBytesTotal(), BytesUsed: r.GetBytesUsed(),
+		Persist: r.GetPersist(), ClientPersist: clientPersist(),
 	}
 }
 

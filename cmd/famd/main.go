@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/embed"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
@@ -112,6 +113,11 @@ Environment:
   OPENFAM_SHM_DIR      default of --shm-dir
   OPENFAM_BACKUP_DIR   default of --backup-dir
   OPENFAM_TOKEN_FILE   default of --token-file
+  OPENFAM_PERSIST      famd's persistence policy: quiet (default) or each make
+                       a persistent region's creation and allocations durable
+                       before they return, lazy does not (its copies then
+                       flush every OPENFAM_PERSIST_INTERVAL, default 5s).
+                       Clients' commits (fam_quiet) are honoured whatever it is
   NOTIFY_SOCKET        set by systemd for a Type=notify service: famd sends
                        READY=1 there once it serves, STOPPING=1 when it stops
                        (dist/systemd/famd.service, installed by make install)
@@ -312,6 +318,9 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 		WarnLogf: lg.warnf, Role: c.role, InterleaveSize: block, Auth: c.auth, MungeSocket: c.mungeSocket,
 		MaxConnsPerPeer: c.maxConnsPerPeer, DataSpin: c.spin}
 	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
+		return o, err
+	}
+	if o.Persist, o.PersistInterval, err = persistFromEnv(); err != nil {
 		return o, err
 	}
 	if err := c.checkAuth(o.TCPAddr != ""); err != nil {
@@ -777,3 +786,19 @@ func (g *logger) infof(format string, args ...any) { g.at(slog.LevelInfo, format
 func (g *logger) warnf(format string, args ...any) { g.at(slog.LevelWarn, format, args...) }
 
 func (g *logger) errorf(format string, args ...any) { g.at(slog.LevelError, format, args...) }
+
+// persistFromEnv reads famd's persistence policy ($OPENFAM_PERSIST,
+// $OPENFAM_PERSIST_INTERVAL; see core.PersistPolicy), refusing bad values.
+func persistFromEnv() (core.PersistPolicy, time.Duration, error) {
+	p, err := core.ParsePersistPolicy(os.Getenv("OPENFAM_PERSIST"))
+	if err != nil {
+		return 0, 0, err
+	}
+	var d time.Duration
+	if v := os.Getenv("OPENFAM_PERSIST_INTERVAL"); v != "" {
+		if d, err = time.ParseDuration(v); err != nil || d <= 0 {
+			return 0, 0, fmt.Errorf("OPENFAM_PERSIST_INTERVAL=%q: want a positive Go duration such as 5s", v)
+		}
+	}
+	return p, d, nil
+}

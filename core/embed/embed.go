@@ -65,6 +65,12 @@ type Options struct {
 	// DefaultMemoryType applies to regions created with MemoryDefault
 	// (core's default, volatile, when zero).
 	DefaultMemoryType core.MemoryType
+	// Persist and PersistInterval are famd's own persistence policy (see
+	// core.Options): when its catalogue of persistent regions is made
+	// durable, and how the copies it runs are flushed. Clients' commits
+	// are honoured whatever the policy.
+	Persist         core.PersistPolicy
+	PersistInterval time.Duration
 	// ShutdownTimeout bounds the graceful part of Close: in-flight calls
 	// still running after it are cancelled. Default 5s.
 	ShutdownTimeout time.Duration
@@ -210,7 +216,8 @@ func Start(opts Options) (_ *Famd, err error) {
 	cleanup = append(cleanup, cl.Close)
 	fam, err := core.Initialize(core.Options{Group: "famd", DataDir: opts.DataDir, ShmDir: opts.ShmDir,
 		BackupDir: opts.BackupDir, DefaultMemoryType: opts.DefaultMemoryType,
-		UID: -1, GID: -1, PEID: 0, PECount: 1, Placer: cl})
+		UID: -1, GID: -1, PEID: 0, PECount: 1, Placer: cl,
+		Persist: opts.Persist, PersistInterval: opts.PersistInterval})
 	if err != nil {
 		return nil, err
 	}

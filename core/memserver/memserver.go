@@ -257,6 +257,18 @@ func (s *Server) segment(d *pb.Segment, exact bool) (*segment, error) {
 		if err != nil {
 			return nil, err
 		}
+		if sg.persistent {
+			// The segment's name must survive a power loss with the
+			// bytes a commit makes durable (issue 20).
+			if d, err := os.Open(filepath.Dir(sg.path)); err == nil {
+				err = d.Sync()
+				d.Close()
+				if err != nil {
+					f.Close()
+					return nil, fmt.Errorf("syncing the directory of segment %s: %w", sg.path, err)
+				}
+			}
+		}
 		sg.file = f
 	}
 	st, err := sg.file.Stat()

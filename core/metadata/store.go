@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -103,6 +104,11 @@ type Store struct {
 	dbClosed  bool
 	savedGen  uint64 // the incarnation high-water mark committed to bbolt
 	db        *bolt.DB
+
+	// syncCkpt is set by the first Sync: from then on a checkpoint under
+	// NoSync flushes bbolt before it deletes the journal it folded in, so
+	// what Sync made durable stays durable (sync.go).
+	syncCkpt atomic.Bool
 
 	kick chan struct{} // asks the checkpointer for an early checkpoint
 	stop chan struct{}
@@ -377,6 +383,13 @@ func (s *Store) checkpoint() error {
 	}
 	if h := testHooks.afterCommit; h != nil {
 		h()
+	}
+	if s.opts.NoSync && s.syncCkpt.Load() {
+		// The old journal is the only durable copy of what it holds
+		// until bbolt's file is.
+		if err := s.db.Sync(); err != nil {
+			return fmt.Errorf("metadata: checkpoint: %w", err)
+		}
 	}
 	if err := os.Remove(filepath.Join(s.dir, oldJournal)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		// Harmless: the next checkpoint appends to it and commits again.

@@ -284,7 +284,7 @@ func (s *Server) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.InfoReply, er
 	f, _ := s.view(ctx)
 	rep := &pb.InfoReply{Version: APIVersion, ServerVersion: s.version, DataTcp: s.opts.DataTCP,
 		DataUnix: s.opts.DataUnix, DataDir: s.opts.DataDir, UptimeNs: uint64(time.Since(s.start)),
-		ServerId: s.opts.ServerID, Hostname: s.host}
+		ServerId: s.opts.ServerID, Hostname: s.host, Persist: persistName(s.fam)}
 	// Usage is informative: Info must answer even when listing fails, as
 	// clients call it first to find the data plane.
 	regions, _ := s.visibleRegions(f)
@@ -445,7 +445,7 @@ func itemInfo(e *entry) (*pb.ItemInfo, error) {
 	}
 	return &pb.ItemInfo{RegionId: g.RegionID, Offset: g.Offset, Size: st.Size, Name: st.Name, Mode: st.Mode,
 		Uid: st.UID, Gid: st.GID, Rights: uint32(rights), Key: append([]byte(nil), e.key[:]...),
-		InterleaveSize: st.InterleaveSize, Servers: st.Servers, Incarnation: inc}, nil
+		InterleaveSize: st.InterleaveSize, Servers: st.Servers, Incarnation: inc, MemoryType: memoryType(e.it)}, nil
 }
 
 // Allocate allocates an item in a region and issues its key.

@@ -469,6 +469,8 @@ func (sc *sconn) serve(h wire.Header) error {
 		rerr, err = sc.openFD(h)
 	case wire.OpControl:
 		rerr, err = sc.control(h)
+	case wire.OpCommit:
+		rerr, err = sc.commit(h)
 	}
 	if err != nil {
 		return err

@@ -52,11 +52,14 @@ const (
 	OpAtomic         Op = 9
 	OpOpenFD         Op = 10
 	OpControl        Op = 11
-	opEnd            Op = 12
+	// OpCommit makes a range of the item durable (issue 20): the server
+	// answers once its bytes are on stable storage.
+	OpCommit Op = 12
+	opEnd    Op = 13
 )
 
 var opNames = [...]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
-	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control"}
+	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control", "Commit"}
 
 // Features a server announces in its Hello reply's Arg[0] (a server that
 // predates them announces none).
@@ -106,6 +109,7 @@ const (
 //	Control         Arg[0] method, Arg[1] session; payload the encoded request
 //	Control reply   payload the encoded reply; Arg[3] 1 when a descriptor is
 //	                attached, Arg[0..2] then as in the OpenFD reply
+//	Commit          Arg[0] offset, Arg[1] length; no payload either way
 type Header struct {
 	Op         Op
 	Flags      uint8

@@ -40,8 +40,28 @@ def store_settings() -> List[Tuple[str, str, str]]:
         ("data directory", data + note, src),
         ("volatile directory", shm + note, shm_src),
         ("backup directory", backup + note, b_src),
+        persistence(),
     ]
     return rows
+
+
+def persistence() -> Tuple[str, str, str]:
+    """(what, value, source) of the persistence policy (``OPENFAM_PERSIST``).
+
+    When writes to persistent regions reach stable storage: ``quiet``
+    (default: when quiet() or persist() returns), ``each`` (every blocking
+    call) or ``lazy`` (a background flush every ``OPENFAM_PERSIST_INTERVAL``,
+    default 5s). Mirrors core/persist.go.
+    """
+    raw = os.environ.get("OPENFAM_PERSIST")
+    p = (raw or "").strip().lower() or "quiet"
+    src = "OPENFAM_PERSIST" if raw else "default"
+    if p not in ("quiet", "each", "lazy"):
+        return ("persistence", "INVALID %r (want quiet, each or lazy)" % raw, src)
+    if p == "lazy":
+        iv = os.environ.get("OPENFAM_PERSIST_INTERVAL") or "5s"
+        return ("persistence", "lazy, flushed every %s" % iv, src)
+    return ("persistence", p, src)
 
 
 def job() -> Tuple[str, str]:

@@ -234,6 +234,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     _fn(lib, "fam_ctx_fence", i, vp)
     _fn(lib, "fam_ctx_quiet", i, vp)
     _fn(lib, "fam_ctx_progress", u64, vp)
+    _fn(lib, "fam_persist", i, vp, u64, u64)
+    _fn(lib, "fam_ctx_persist", i, vp, vp, u64, u64)
 
     for pre, ctx in (("fam_", ()), ("fam_ctx_", (vp,))):
         for mode in ("blocking", "nonblocking"):

@@ -879,6 +879,21 @@ class DataItem:
         self.get_into(out, offset)
         return bytes(out)
 
+    def persist(self, offset: int = 0, nbytes: Optional[int] = None) -> None:
+        """Makes ``nbytes`` at ``offset`` (default: to the end) durable now.
+
+        For an item of a persistent region, the bytes are on stable storage
+        at the server holding them when it returns, whatever
+        ``OPENFAM_PERSIST`` says (``quiet()`` does the same for every write
+        issued before it). For a volatile item it only checks its arguments.
+        Operations still in flight are not waited for. Raises OutOfRange
+        past the end, InvalidArgument for 0 bytes.
+        """
+        offset = _u64(offset, "offset")
+        if nbytes is None:
+            nbytes = max(self.size - offset, 0)
+        check(self._call("persist", self._h, offset, _u64(nbytes, "nbytes")))
+
     def put(self, buffer: Buffer, offset: int = 0, *, blocking: bool = True) -> None:
         """Writes the bytes of ``buffer`` at ``offset``.
 

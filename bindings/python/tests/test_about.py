@@ -50,3 +50,12 @@ def test_missing_library_exits_1(tmp_path):
     assert r.returncode == 1
     assert rows["library:"].startswith("NOT LOADED: cannot load libopenfam.so.0")
     assert "nope.so (no such file)" in rows["library:"]
+
+
+def test_persistence_policy(tmp_path):
+    r, rows = _about({}, tmp_path)
+    assert rows["persistence:"] == "quiet  [default]"
+    r, rows = _about({"OPENFAM_PERSIST": "lazy", "OPENFAM_PERSIST_INTERVAL": "2s"}, tmp_path)
+    assert rows["persistence:"] == "lazy, flushed every 2s  [OPENFAM_PERSIST]"
+    r, rows = _about({"OPENFAM_PERSIST": "sometimes"}, tmp_path)
+    assert rows["persistence:"].startswith("INVALID")

@@ -333,7 +333,11 @@ type ItemInfo struct {
 	// it, so a revocation or a renewed key of an item that was deallocated
 	// never reaches a new item at its offset. 0 in listings, and from a famd
 	// that predates incarnations.
-	Incarnation   uint64 `protobuf:"varint,12,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Incarnation uint64 `protobuf:"varint,12,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	// The item's region's memory type (1 volatile, 2 persistent; 0 from a
+	// famd that predates it): clients commit writes to persistent items at
+	// fam_quiet (issue 20, spec/wire.md Commit).
+	MemoryType    uint32 `protobuf:"varint,13,opt,name=memory_type,json=memoryType,proto3" json:"memory_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -452,6 +456,13 @@ func (x *ItemInfo) GetIncarnation() uint64 {
 	return 0
 }
 
+func (x *ItemInfo) GetMemoryType() uint32 {
+	if x != nil {
+		return x.MemoryType
+	}
+	return 0
+}
+
 type InfoRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -502,6 +513,10 @@ type InfoReply struct {
 	BytesUsed     uint64                 `protobuf:"varint,10,opt,name=bytes_used,json=bytesUsed,proto3" json:"bytes_used,omitempty"`   // sum of item sizes
 	ServerId      uint32                 `protobuf:"varint,11,opt,name=server_id,json=serverId,proto3" json:"server_id,omitempty"`
 	Hostname      string                 `protobuf:"bytes,12,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// famd's own persistence policy ("quiet", "each" or "lazy", with the
+	// lazy flush interval: "lazy 5s"); clients' commits are honoured
+	// whatever it is. "" from a famd that predates it.
+	Persist       string `protobuf:"bytes,13,opt,name=persist,proto3" json:"persist,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -616,6 +631,13 @@ func (x *InfoReply) GetServerId() uint32 {
 func (x *InfoReply) GetHostname() string {
 	if x != nil {
 		return x.Hostname
+	}
+	return ""
+}
+
+func (x *InfoReply) GetPersist() string {
+	if x != nil {
+		return x.Persist
 	}
 	return ""
 }
@@ -2612,7 +2634,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0finterleave_size\x18\b \x01(\x04R\x0einterleaveSize\x12\x18\n" +
 	"\aservers\x18\t \x03(\x04R\aservers\x12\x12\n" +
 	"\x04used\x18\n" +
-	" \x01(\x04R\x04used\"\xae\x02\n" +
+	" \x01(\x04R\x04used\"\xcf\x02\n" +
 	"\bItemInfo\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
@@ -2626,8 +2648,10 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0finterleave_size\x18\n" +
 	" \x01(\x04R\x0einterleaveSize\x12\x18\n" +
 	"\aservers\x18\v \x03(\x04R\aservers\x12 \n" +
-	"\vincarnation\x18\f \x01(\x04R\vincarnation\"\r\n" +
-	"\vInfoRequest\"\xf7\x02\n" +
+	"\vincarnation\x18\f \x01(\x04R\vincarnation\x12\x1f\n" +
+	"\vmemory_type\x18\r \x01(\rR\n" +
+	"memoryType\"\r\n" +
+	"\vInfoRequest\"\x91\x03\n" +
 	"\tInfoReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12%\n" +
@@ -2643,7 +2667,8 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"bytes_used\x18\n" +
 	" \x01(\x04R\tbytesUsed\x12\x1b\n" +
 	"\tserver_id\x18\v \x01(\rR\bserverId\x12\x1a\n" +
-	"\bhostname\x18\f \x01(\tR\bhostname\"}\n" +
+	"\bhostname\x18\f \x01(\tR\bhostname\x12\x18\n" +
+	"\apersist\x18\r \x01(\tR\apersist\"}\n" +
 	"\x13CreateRegionRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x12\n" +
