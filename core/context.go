@@ -557,6 +557,11 @@ func (c *Context) Atomic(it *Item, off uint64, k Kind, op Op, v, cmp Value, fetc
 			// Non-fetching atomics complete at Quiet, as OpenFAM's do:
 			// issued without waiting, batched on the wire, their
 			// replies (and errors) collected by Quiet or Fence.
+			// Listed for durability now (due at the next quiet, which
+			// waits for the atomic before it commits).
+			if err := c.f.wrote(it, iv, true); err != nil {
+				return Value{}, err
+			}
 			call := a.AtomicAsync(iv.key, off, k, op, v)
 			c.cmu.Lock()
 			c.calls = append(c.calls, pendingCall{call: call, op: name})
