@@ -1,8 +1,153 @@
 /*
  * shmem-coll.h: OpenSHMEM 1.5 teams, collectives, locks and the 1.4
- * active-set collectives. Included by shmem.h; not meant to be included on
- * its own. (Filled in by the collectives part of the layer.)
+ * active-set collectives. Included by shmem.h (after its types:
+ * shmem_team_t, shmem_ctx_t); not meant to be included on its own.
  */
 #ifndef OPENFAM_SHMEM_COLL_H
 #define OPENFAM_SHMEM_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+/* ---- constants ---- */
+
+/* Sizes, in longs, of the pSync arrays of the 1.4 active-set routines, and
+ * the value they must hold before first use (they hold it again on
+ * return). pWrk is not used by this implementation: any size works. */
+#define SHMEM_SYNC_VALUE 0L
+#define SHMEM_SYNC_SIZE 35
+#define SHMEM_BARRIER_SYNC_SIZE 35
+#define SHMEM_BCAST_SYNC_SIZE 35
+#define SHMEM_COLLECT_SYNC_SIZE 35
+#define SHMEM_REDUCE_SYNC_SIZE 35
+#define SHMEM_ALLTOALL_SYNC_SIZE 35
+#define SHMEM_ALLTOALLS_SYNC_SIZE 35
+#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
+/* Pre-1.3 spellings still used by benchmarks. */
+#define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
+#define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
+#define _SHMEM_BCAST_SYNC_SIZE SHMEM_BCAST_SYNC_SIZE
+#define _SHMEM_COLLECT_SYNC_SIZE SHMEM_COLLECT_SYNC_SIZE
+#define _SHMEM_REDUCE_SYNC_SIZE SHMEM_REDUCE_SYNC_SIZE
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
+
+/* ---- teams ---- */
+
+/* Team configuration (shmem_team_split_*, shmem_team_get_config); the
+ * mask bit says which fields are meaningful. */
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+
+/* The predefined teams. The handles are constants the library exports (a
+ * program never sees the address of the library's own team objects). */
+extern shmem_team_t const shmem_internal_team_world;
+extern shmem_team_t const shmem_internal_team_shared;
+#define SHMEM_TEAM_WORLD shmem_internal_team_world
+#define SHMEM_TEAM_SHARED shmem_internal_team_shared
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+
+/* This PE's number in team, or -1 for SHMEM_TEAM_INVALID. */
+int shmem_team_my_pe(shmem_team_t team);
+/* The number of PEs in team, or -1 for SHMEM_TEAM_INVALID. */
+int shmem_team_n_pes(shmem_team_t team);
+/* Fills the fields of *config that config_mask names; 0, or -1 for an
+ * invalid team. */
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
+/* The number in dest_team of PE src_pe of src_team, or -1 when it is not
+ * a member or a team is invalid. */
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+/* Collective over parent_team: the PEs start + i*stride (i < size) of the
+ * parent form *new_team; the others get SHMEM_TEAM_INVALID. 0 on success,
+ * non-zero (and SHMEM_TEAM_INVALID everywhere) for a bad triplet, an
+ * invalid parent, or when no team slot is free. */
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask,
+                             shmem_team_t *new_team);
+/* Collective over parent_team: the parent seen as a grid xrange wide, its
+ * rows (*xaxis_team) and columns (*yaxis_team). */
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                        const shmem_team_config_t *xaxis_config, long xaxis_mask,
+                        shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team);
+/* Collective over team: releases it. The predefined teams cannot be. */
+void shmem_team_destroy(shmem_team_t team);
+/* A context whose PE numbers are team's; non-zero (and SHMEM_CTX_INVALID)
+ * when it cannot be made. */
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+/* The address of dest on team member pe when it is mapped here, or NULL. */
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
+/* Synchronises team's PEs (no completion of remote updates). 0. */
+int shmem_team_sync(shmem_team_t team);
+
+/* ---- barriers and syncs ---- */
+
+/* Completes this PE's updates, then waits for every PE to arrive. */
+void shmem_barrier_all(void);
+/* Waits for every PE to arrive (updates not completed). */
+void shmem_sync_all(void);
+/* 1.4: shmem_barrier_all over an active set, with its pSync. */
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+/* shmem_sync(team) (1.5) and shmem_sync(PE_start, logPE_stride, PE_size,
+ * pSync) (1.4): one name, chosen by the number of arguments. */
+int shmem_sync(shmem_team_t team);
+void shmem_sync_active_set(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define SHMEMI_SYNC_PICK(_1, _2, _3, _4, NAME, ...) NAME
+#define shmem_sync(...)                                                           \
+    SHMEMI_SYNC_PICK(__VA_ARGS__, shmem_sync_active_set, shmem_sync_bad_arity,    \
+                     shmem_sync_bad_arity, shmem_sync)(__VA_ARGS__)
+
+/* ---- 1.5 team collectives, untyped (nelems in bytes) ---- */
+
+int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root);
+int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
+                       ptrdiff_t sst, size_t nelems);
+
+/* ---- 1.4 active-set collectives ---- */
+
+void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root,
+                       int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root,
+                       int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_collect32(void *dest, const void *source, size_t nelems, int PE_start,
+                     int logPE_stride, int PE_size, long *pSync);
+void shmem_collect64(void *dest, const void *source, size_t nelems, int PE_start,
+                     int logPE_stride, int PE_size, long *pSync);
+void shmem_fcollect32(void *dest, const void *source, size_t nelems, int PE_start,
+                      int logPE_stride, int PE_size, long *pSync);
+void shmem_fcollect64(void *dest, const void *source, size_t nelems, int PE_start,
+                      int logPE_stride, int PE_size, long *pSync);
+void shmem_alltoall32(void *dest, const void *source, size_t nelems, int PE_start,
+                      int logPE_stride, int PE_size, long *pSync);
+void shmem_alltoall64(void *dest, const void *source, size_t nelems, int PE_start,
+                      int logPE_stride, int PE_size, long *pSync);
+void shmem_alltoalls32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_alltoalls64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
+
+/* ---- locks (a symmetric long, zero before first use) ---- */
+
+/* Waits until this PE holds the lock (granted in arrival order). */
+void shmem_set_lock(long *lock);
+/* Takes the lock if it is free: 0 when taken, 1 when it was not free. */
+int shmem_test_lock(long *lock);
+/* Completes this PE's updates, then releases the lock. */
+void shmem_clear_lock(long *lock);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Typed collectives and reductions (generated). */
+#include "shmem-coll-typed.h"
+
+#endif /* OPENFAM_SHMEM_COLL_H */
