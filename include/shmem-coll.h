@@ -13,44 +13,13 @@
 extern "C" {
 #endif
 
-/* ---- constants ---- */
-
-/* Sizes, in longs, of the pSync arrays of the 1.4 active-set routines, and
- * the value they must hold before first use (they hold it again on
- * return). pWrk is not used by this implementation: any size works. */
-#define SHMEM_SYNC_VALUE 0L
-#define SHMEM_SYNC_SIZE 35
-#define SHMEM_BARRIER_SYNC_SIZE 35
-#define SHMEM_BCAST_SYNC_SIZE 35
-#define SHMEM_COLLECT_SYNC_SIZE 35
-#define SHMEM_REDUCE_SYNC_SIZE 35
-#define SHMEM_ALLTOALL_SYNC_SIZE 35
-#define SHMEM_ALLTOALLS_SYNC_SIZE 35
-#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
-/* Pre-1.3 spellings still used by benchmarks. */
-#define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
-#define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
-#define _SHMEM_BCAST_SYNC_SIZE SHMEM_BCAST_SYNC_SIZE
-#define _SHMEM_COLLECT_SYNC_SIZE SHMEM_COLLECT_SYNC_SIZE
-#define _SHMEM_REDUCE_SYNC_SIZE SHMEM_REDUCE_SYNC_SIZE
-#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
+/* The pSync sizes and SHMEM_SYNC_VALUE, shmem_team_config_t,
+ * SHMEM_TEAM_NUM_CONTEXTS and the team handles SHMEM_TEAM_WORLD,
+ * SHMEM_TEAM_SHARED and SHMEM_TEAM_INVALID are in shmem.h. A pSync array
+ * needs at least 35 longs (every SHMEM_*_SYNC_SIZE is larger); pWrk is not
+ * used by this implementation. */
 
 /* ---- teams ---- */
-
-/* Team configuration (shmem_team_split_*, shmem_team_get_config); the
- * mask bit says which fields are meaningful. */
-typedef struct {
-    int num_contexts;
-} shmem_team_config_t;
-#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
-
-/* The predefined teams. The handles are constants the library exports (a
- * program never sees the address of the library's own team objects). */
-extern shmem_team_t const shmem_internal_team_world;
-extern shmem_team_t const shmem_internal_team_shared;
-#define SHMEM_TEAM_WORLD shmem_internal_team_world
-#define SHMEM_TEAM_SHARED shmem_internal_team_shared
-#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
 
 /* This PE's number in team, or -1 for SHMEM_TEAM_INVALID. */
 int shmem_team_my_pe(shmem_team_t team);
@@ -100,7 +69,7 @@ void shmem_sync_active_set(int PE_start, int logPE_stride, int PE_size, long *pS
 #define SHMEMI_SYNC_PICK(_1, _2, _3, _4, NAME, ...) NAME
 #define shmem_sync(...)                                                           \
     SHMEMI_SYNC_PICK(__VA_ARGS__, shmem_sync_active_set, shmem_sync_bad_arity,    \
-                     shmem_sync_bad_arity, shmem_sync)(__VA_ARGS__)
+                     shmem_sync_bad_arity, shmem_sync, _)(__VA_ARGS__)
 
 /* ---- 1.5 team collectives, untyped (nelems in bytes) ---- */
 

@@ -28,7 +28,6 @@ _Static_assert(SHMEM_COLLECT_SYNC_SIZE >= SHMEMI_SYNC_WORDS, "pSync too small");
 _Static_assert(SHMEM_REDUCE_SYNC_SIZE >= SHMEMI_SYNC_WORDS, "pSync too small");
 _Static_assert(SHMEM_ALLTOALL_SYNC_SIZE >= SHMEMI_SYNC_WORDS, "pSync too small");
 _Static_assert(SHMEM_ALLTOALLS_SYNC_SIZE >= SHMEMI_SYNC_WORDS, "pSync too small");
-_Static_assert(SHMEM_SYNC_VALUE == 0, "counters start at 0");
 
 /* ---- building a 1.4 active set ---- */
 
@@ -59,6 +58,7 @@ void shmemi_aset_active(struct shmemi_aset *a, const char *call, int PE_start,
     a->me = (int)(off / stride);
     a->psync = pSync;
     a->lstride = 1;
+    a->base = SHMEM_SYNC_VALUE;
     a->round_peer = NULL;
     a->mapped = 1;
     for (int i = 0; i < PE_size && a->mapped; i++)
@@ -82,9 +82,10 @@ void shmemi_aset_signal(const struct shmemi_aset *a, int idx, int member)
 void shmemi_aset_wait(const struct shmemi_aset *a, int idx, long count)
 {
     long *p = a->psync + (size_t)idx * a->lstride;
+    long want = a->base + count;
     unsigned spins = 0;
     if (a->mapped) {
-        while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < count)
+        while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < want)
             shmemi_coll_spin(&spins);
         __atomic_fetch_sub(p, count, __ATOMIC_RELAXED);
         return;
@@ -94,10 +95,10 @@ void shmemi_aset_wait(const struct shmemi_aset *a, int idx, long count)
     int me = shmemi_aset_pe(a, a->me);
     volatile long *local = shmemi_ptr(p, me);
     if (local != NULL) {
-        while (__atomic_load_n(local, __ATOMIC_ACQUIRE) < count)
+        while (__atomic_load_n(local, __ATOMIC_ACQUIRE) < want)
             shmemi_coll_spin(&spins);
     } else {
-        while (shmem_long_atomic_fetch(p, me) < count)
+        while (shmem_long_atomic_fetch(p, me) < want)
             shmemi_coll_spin(&spins);
     }
     shmem_long_atomic_add(p, -count, me);
@@ -106,13 +107,17 @@ void shmemi_aset_wait(const struct shmemi_aset *a, int idx, long count)
 void shmemi_aset_barrier(const struct shmemi_aset *a)
 {
     int n = a->size;
+    if (n > 1 && shmemi_private_mode) {
+        shmemi_coll_private_barrier(a);
+        return;
+    }
     for (int k = 0, d = 1; d < n; k++, d <<= 1) {
         long *r = a->round_peer ? a->round_peer[k] : NULL;
         if (r != NULL) {
             __atomic_fetch_add(r, 1, __ATOMIC_RELEASE);
             long *own = a->psync + (size_t)k * a->lstride;
             unsigned spins = 0;
-            while (__atomic_load_n(own, __ATOMIC_ACQUIRE) < 1)
+            while (__atomic_load_n(own, __ATOMIC_ACQUIRE) < a->base + 1)
                 shmemi_coll_spin(&spins);
             __atomic_fetch_sub(own, 1, __ATOMIC_RELAXED);
         } else {
@@ -151,12 +156,19 @@ void shmemi_aset_broadcast(const struct shmemi_aset *a, void *dest, const void *
     if (a->me == root) {
         if (root_copies && dest != src && nbytes)
             memmove(dest, src, nbytes);
-        if (a->size > 1)
-            shmemi_aset_wait(a, SHMEMI_SYNC_DONE, a->size - 1);
+    } else {
+        pull(a, dest, src, nbytes, root);
+    }
+    if (a->size == 1)
+        return;
+    if (shmemi_private_mode) {
+        shmemi_aset_barrier(a); /* no counters: the exchange barrier */
         return;
     }
-    pull(a, dest, src, nbytes, root);
-    shmemi_aset_signal(a, SHMEMI_SYNC_DONE, root);
+    if (a->me == root)
+        shmemi_aset_wait(a, SHMEMI_SYNC_DONE, a->size - 1);
+    else
+        shmemi_aset_signal(a, SHMEMI_SYNC_DONE, root);
 }
 
 void shmemi_aset_fcollect(const struct shmemi_aset *a, void *dest, const void *src, size_t nbytes)
@@ -175,8 +187,8 @@ void shmemi_aset_collect(const struct shmemi_aset *a, void *dest, const void *sr
     long *count = a->psync + (size_t)SHMEMI_SYNC_COUNT * a->lstride;
     /* Publish this PE's size where the others read it; the entry barrier
      * orders it before their reads. */
-    if (a->mapped)
-        __atomic_store_n(count, (long)nbytes, __ATOMIC_RELAXED);
+    if (a->mapped || shmemi_private_mode)
+        __atomic_store_n(count, (long)nbytes, __ATOMIC_RELAXED); /* private: pushed by the barrier */
     else
         shmem_long_atomic_set(count, (long)nbytes, shmemi_aset_pe(a, a->me));
     shmemi_aset_barrier(a);
@@ -192,10 +204,10 @@ void shmemi_aset_collect(const struct shmemi_aset *a, void *dest, const void *sr
     }
     shmemi_aset_barrier(a);
     /* Nobody reads it after the exit barrier: back to SHMEM_SYNC_VALUE. */
-    if (a->mapped)
-        __atomic_store_n(count, 0, __ATOMIC_RELAXED);
+    if (a->mapped || shmemi_private_mode)
+        __atomic_store_n(count, a->base, __ATOMIC_RELAXED);
     else
-        shmem_long_atomic_set(count, 0, shmemi_aset_pe(a, a->me));
+        shmem_long_atomic_set(count, a->base, shmemi_aset_pe(a, a->me));
 }
 
 void shmemi_aset_alltoall(const struct shmemi_aset *a, void *dest, const void *src, size_t nbytes)

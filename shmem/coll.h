@@ -12,7 +12,8 @@
  * Synchronisation is by counters, never by values written once: a signal
  * is an atomic add of 1 to a counter in the receiver's sync array; a wait
  * spins until its own counter reaches n and takes n away again. So every
- * counter is back to 0 (SHMEM_SYNC_VALUE) when a call returns, as 1.4 asks
+ * counter is back at its resting value (0 in a team slot, SHMEM_SYNC_VALUE
+ * in a pSync) when a call returns, as 1.4 asks
  * of pSync, and a signal that arrives early (a fast peer already in the
  * next call) is kept, not lost.
  */
@@ -20,7 +21,6 @@
 #define OPENFAM_SHMEM_COLL_INTERNAL_H
 
 #include <stddef.h>
-#include <sched.h>
 #include <stdint.h>
 
 #include "shmemi.h"
@@ -49,6 +49,8 @@ struct shmemi_aset {
     int lstride;      /* longs between counters: 8 (a cache line each) for a
                          team slot, 1 for a user's pSync */
     int mapped;       /* every member's sync array is mapped here (CPU atomics) */
+    long base;        /* a counter's resting value: 0 in a team slot,
+                         SHMEM_SYNC_VALUE in a user's pSync */
     long **round_peer; /* team slots: mapped address of the counter each
                           barrier round signals, or NULL (computed at init) */
 };
@@ -67,20 +69,24 @@ struct shmemi_coll_team {
     long *round_peer[SHMEMI_SYNC_ROUNDS];
 };
 
-/* One step of a wait loop on memory a peer writes: a CPU pause for the
- * first spins (the answer usually comes within a microsecond), then
- * sched_yield, so that with more PEs than free cores (oshrun -np 4 on a
- * busy 2-core machine) the PE being waited for gets the core instead of
- * losing a whole time slice to spinners. */
+/* One step of a wait loop on memory a peer writes: a CPU pause, and every
+ * 64 steps shmemi_yield (gives the processor to the PE being waited for
+ * when there are more PEs than free cores, and ends this PE when another
+ * called shmem_global_exit), as the core's own waits do. */
 static inline void shmemi_coll_spin(unsigned *spins)
 {
-    if (*spins < 512) {
-        (*spins)++;
+    if ((++*spins & 63) == 0)
+        shmemi_yield();
+    else
         shmemi_pause();
-    } else {
-        sched_yield();
-    }
 }
+
+/* Private mode (shmemi_private_mode: famrun --servers K) has no shared
+ * memory to signal through: peers' writes reach this PE's local memory
+ * only at the core's sync points. There a barrier over the whole world is
+ * the core's job barrier with its exchange (push, fam_barrier_all, pull),
+ * and a set smaller than the world aborts naming the call (barrier.c). */
+void shmemi_coll_private_barrier(const struct shmemi_aset *a);
 
 /* Reduction element kinds and operators (coll_reduce.c). */
 enum shmemi_kind {

@@ -13,6 +13,10 @@
  * they never share a PE, so they never share memory. The team structs live
  * in an array indexed by slot, which also lets every call check a handle.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,20 +27,35 @@
 
 #define SHMEMI_TEAM_SLOTS 32 /* bits of the in-use mask; slots 0, 1: world, shared */
 
-struct shmemi_team shmemi_team_world = {0, 1, 0, -1, NULL, 0, NULL};
-struct shmemi_team shmemi_team_shared = {0, 1, 0, -1, NULL, 0, NULL};
-
-/* The predefined handles as exported constants: a program cannot use the
- * address of the library's own object (a copy relocation would give it a
- * second one), but it can read a pointer the library initialised. */
-shmem_team_t const shmem_internal_team_world = &shmemi_team_world;
-shmem_team_t const shmem_internal_team_shared = &shmemi_team_shared;
-
 int shmemi_coll_ready;
 static struct shmemi_team teams[SHMEMI_TEAM_SLOTS]; /* split teams, by slot */
 static struct shmemi_coll_team colls[SHMEMI_TEAM_SLOTS];
 static uint32_t slots_used;  /* slots this PE is a member of a team on */
 static long *slot_base;      /* the pool: SLOTS * SLOT_LONGS longs */
+
+/* SHMEM_TEAM_WORLD is &shmemi_team_world (shmem.h). A program built as a
+ * position-dependent or PIE executable gets its own copy of that object
+ * (an R_X86_64_COPY relocation, made at load time from the library's
+ * static initialiser), while the library keeps using its own: the handle
+ * the program passes is then the copy's address, with the initial (one
+ * PE) contents. The copy is what the dynamic linker's global scope finds
+ * under the name; it is recognised here as the same team and given the
+ * real team's contents. NULL when there is no copy (a -fPIC program).
+ */
+static struct shmemi_team *world_copy, *shared_copy;
+
+static struct shmemi_team *program_copy(const char *name, struct shmemi_team *own)
+{
+    /* The main program's handle, not RTLD_DEFAULT: the library is linked
+     * symbolically (Go's c-shared), so a lookup from here would find the
+     * library's own object first. */
+    void *prog = dlopen(NULL, RTLD_LAZY);
+    struct shmemi_team *p = prog ? dlsym(prog, name) : NULL;
+    if (p == NULL || p == own)
+        return NULL;
+    *p = *own;
+    return p;
+}
 #define SLOT_LONGS (SHMEMI_SYNC_WORDS * SHMEMI_SLOT_LSTRIDE)
 
 /* Fills the collectives' state of team t on slot s. */
@@ -69,37 +88,25 @@ void shmemi_coll_init(void)
     for (int s = 0; s < SHMEMI_TEAM_SLOTS; s++)
         teams[s].my_pe = -1;
 
-    struct shmemi_team *w = &shmemi_team_world;
-    w->start = 0;
-    w->stride = 1;
-    w->size = shmemi_n_pes;
-    w->my_pe = shmemi_my_pe;
-    w->parent = NULL;
-    team_attach(w, 0);
-
-    /* SHMEM_TEAM_SHARED: the PEs whose memory this PE maps. Under famrun on
-     * one host that is every PE; where mapping peers' heaps failed it is
-     * this PE alone (a team must be strided, and a partial mapping is not
-     * something one host's famd produces). */
-    struct shmemi_team *sh = &shmemi_team_shared;
-    int all = 1;
-    for (int pe = 0; pe < shmemi_n_pes; pe++)
-        if (shmemi_ptr(slot_base, pe) == NULL)
-            all = 0;
-    sh->start = all ? 0 : shmemi_my_pe;
-    sh->stride = 1;
-    sh->size = all ? shmemi_n_pes : 1;
-    sh->my_pe = all ? shmemi_my_pe : 0;
-    sh->parent = w;
-    team_attach(sh, 1);
+    /* The core filled in the world and shared teams (shmem/core.c: the
+     * shared team is every PE when all heaps are mapped here, else this PE
+     * alone); they get slots 0 and 1. */
+    team_attach(&shmemi_team_world, 0);
+    team_attach(&shmemi_team_shared, 1);
+    world_copy = program_copy("shmemi_team_world", &shmemi_team_world);
+    shared_copy = program_copy("shmemi_team_shared", &shmemi_team_shared);
     shmemi_coll_ready = 1;
 }
 
 struct shmemi_team *shmemi_team_lookup(struct shmemi_team *team)
 {
     shmemi_coll_lazy_init();
-    if (team == &shmemi_team_world || team == &shmemi_team_shared)
-        return team;
+    if (team == NULL)
+        return NULL;
+    if (team == &shmemi_team_world || team == world_copy)
+        return &shmemi_team_world;
+    if (team == &shmemi_team_shared || team == shared_copy)
+        return &shmemi_team_shared;
     if (team >= teams && team < teams + SHMEMI_TEAM_SLOTS &&
         (slots_used & (1u << (team - teams))) && team->my_pe >= 0)
         return team;
@@ -122,6 +129,7 @@ void shmemi_aset_team(struct shmemi_aset *a, const char *call, struct shmemi_tea
     a->psync = c->psync;
     a->lstride = SHMEMI_SLOT_LSTRIDE;
     a->mapped = c->mapped;
+    a->base = 0;
     a->round_peer = (long **)c->round_peer;
 }
 
@@ -329,14 +337,15 @@ void shmem_team_destroy(shmem_team_t team)
     shmemi_check_init(call);
     if (team == SHMEM_TEAM_INVALID)
         return;
-    if (team == &shmemi_team_world || team == &shmemi_team_shared)
+    struct shmemi_team *t = shmemi_team_lookup(team);
+    if (t == &shmemi_team_world || t == &shmemi_team_shared)
         shmemi_abort(call, "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED cannot be destroyed");
     struct shmemi_aset a;
     shmemi_aset_team(&a, call, team);
     /* Every member is done with the slot (all its counters consumed)
      * before any member may hand it to a new team. */
     shmemi_aset_barrier(&a);
-    int s = (int)(team - teams);
+    int s = (int)(t - teams);
     slots_used &= ~(1u << s);
     memset(&teams[s], 0, sizeof(teams[s]));
     teams[s].my_pe = -1;

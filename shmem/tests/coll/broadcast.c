@@ -15,6 +15,8 @@ static long gsync[SHMEM_BCAST_SYNC_SIZE];
 int main(void)
 {
     shmem_init();
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++)
+        gsync[i] = SHMEM_SYNC_VALUE; /* before first use, then a barrier */
     int me = shmem_my_pe(), n = shmem_n_pes();
     long *src = shmem_malloc(N * sizeof(long));
     long *dst = shmem_malloc(N * sizeof(long));

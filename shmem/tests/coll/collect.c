@@ -17,6 +17,8 @@ static long gsync[SHMEM_COLLECT_SYNC_SIZE];
 int main(void)
 {
     shmem_init();
+    for (int i = 0; i < SHMEM_COLLECT_SYNC_SIZE; i++)
+        gsync[i] = SHMEM_SYNC_VALUE; /* before first use, then a barrier */
     int me = shmem_my_pe(), n = shmem_n_pes();
     CHECK(n <= MAXPE, "at most %d PEs", MAXPE);
     long *src = shmem_malloc(MAXPE * sizeof(long));

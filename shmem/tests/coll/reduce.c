@@ -122,6 +122,8 @@ static void complex_tests(void)
 int main(void)
 {
     shmem_init();
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+        gsync[i] = SHMEM_SYNC_VALUE; /* before first use, then a barrier */
     me = shmem_my_pe();
     npes = shmem_n_pes();
     shmem_team_t W = SHMEM_TEAM_WORLD;

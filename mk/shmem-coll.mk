@@ -1,0 +1,26 @@
+# OpenSHMEM teams, collectives and locks (shmem/team.c, shmem/coll*.c,
+# shmem/barrier.c, shmem/lock.c; compiled into libopenfam.so.0 by `lib`
+# through capi/shmem_*.c): their test programs, each run under oshrun with
+# 2, 3 and 4 PEs (odd counts matter: dissemination rounds, strided teams).
+
+SHMEM_COLL_SRC := $(wildcard shmem/tests/coll/*.c)
+SHMEM_COLL_BIN := $(patsubst shmem/tests/coll/%.c,$(BUILD)/shmem-coll/%,$(SHMEM_COLL_SRC))
+SHMEM_COLL_NP  ?= 2 3 4
+
+TEST_TARGETS += test-shmem-coll
+
+.PHONY: test-shmem-coll
+
+$(BUILD)/shmem-coll/%: shmem/tests/coll/%.c shmem/tests/coll/check.h $(wildcard include/shmem*.h) $(C_LIB_DEP) | $(BINDIR)/oshcc lib
+	@mkdir -p $(@D)
+	$(BINDIR)/oshcc -std=c11 -pedantic -Wall -Wextra -Werror -g -O2 -o $@ $<
+
+# Each program exits non-zero (shmem_global_exit(1)) on the first wrong
+# value; famrun's --timeout turns a hang into a failure.
+test-shmem-coll: shmem $(SHMEM_COLL_BIN) ## OpenSHMEM teams, collectives and locks (shmem/tests/coll) under oshrun -np 2, 3 and 4
+	@failed=""; for np in $(SHMEM_COLL_NP); do for t in $(SHMEM_COLL_BIN); do \
+	  echo "== oshrun -np $$np $$t"; \
+	  env -u OPENFAM_SERVER $(BINDIR)/oshrun -np $$np --timeout 180s $$t || failed="$$failed $$(basename $$t):np$$np"; \
+	done; done; \
+	if [ -n "$$failed" ]; then echo "test-shmem-coll FAILED:$$failed"; exit 1; fi; \
+	echo "test-shmem-coll passed"
