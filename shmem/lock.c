@@ -52,6 +52,18 @@ static int cas(long *mapped, long *lock, long old, long new)
     return shmem_long_atomic_compare_swap(lock, old, new, 0) == old;
 }
 
+/* Private mode (shmemi_private_mode): peers' writes reach this PE's
+ * memory only at sync points, so taking a lock is one (exchange with the
+ * items: what the previous holders wrote here becomes visible) and so is
+ * releasing it (what this PE stored here reaches its item first). */
+static void acquired(void)
+{
+    if (shmemi_private_mode) {
+        shmemi_sync_push();
+        shmemi_sync_pull();
+    }
+}
+
 void shmem_set_lock(long *lock)
 {
     long *m = lock_word("shmem_set_lock", lock);
@@ -63,6 +75,7 @@ void shmem_set_lock(long *lock)
         shmemi_coll_spin(&spins);
         v = load(m, lock);
     }
+    acquired();
 }
 
 int shmem_test_lock(long *lock)
@@ -73,7 +86,10 @@ int shmem_test_lock(long *lock)
      * it only if the word is unchanged since we looked. */
     if (TICKET(v) != SERVING(v))
         return 1;
-    return cas(m, lock, v, (long)((unsigned long)v + (unsigned long)TICKET_ONE)) ? 0 : 1;
+    if (!cas(m, lock, v, (long)((unsigned long)v + (unsigned long)TICKET_ONE)))
+        return 1;
+    acquired();
+    return 0;
 }
 
 void shmem_clear_lock(long *lock)
@@ -82,6 +98,8 @@ void shmem_clear_lock(long *lock)
     /* Updates made while holding the lock are complete before the next
      * holder can see the lock free. */
     shmemi_quiet();
+    if (shmemi_private_mode)
+        shmemi_sync_push();
     long v = load(m, lock);
     unsigned spins = 0;
     for (;;) {

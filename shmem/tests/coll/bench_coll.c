@@ -5,6 +5,7 @@
  * int (as OSU's osu_oshm_reduce does), each the best mean of 50 runs of
  * ITERS calls, printed by PE 0 in microseconds.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <stdio.h>
 #include <time.h>
 
