@@ -1,14 +1,14 @@
 # OpenSHMEM teams, collectives and locks (shmem/team.c, shmem/coll*.c,
 # shmem/barrier.c, shmem/lock.c; compiled into libopenfam.so.0 by `lib`
 # through capi/shmem_*.c): their test programs, each run under oshrun with
-# 2, 3 and 4 PEs (odd counts matter: dissemination rounds, strided teams);
+# 1, 2, 3 and 4 PEs (odd counts matter: dissemination rounds, strided teams);
 # the world-only ones also on memory servers (--servers 2: the core's
 # private mode); then the misuses of bad_input.c, each of which must end
 # the job. bench_coll is a quick latency look, built but not run.
 
 SHMEM_COLL_SRC := $(wildcard shmem/tests/coll/*.c)
 SHMEM_COLL_BIN := $(patsubst shmem/tests/coll/%.c,$(BUILD)/shmem-coll/%,$(SHMEM_COLL_SRC))
-SHMEM_COLL_NP  ?= 2 3 4
+SHMEM_COLL_NP  ?= 1 2 3 4
 SHMEM_COLL_RUN := $(filter-out %/bad_input %/bench_coll,$(SHMEM_COLL_BIN))
 SHMEM_COLL_PRIVATE := $(BUILD)/shmem-coll/world $(BUILD)/shmem-coll/lock
 
@@ -22,7 +22,7 @@ $(BUILD)/shmem-coll/%: shmem/tests/coll/%.c shmem/tests/coll/check.h $(wildcard 
 
 # Each program exits non-zero (shmem_global_exit(1)) on the first wrong
 # value; famrun's --timeout turns a hang into a failure.
-test-shmem-coll: shmem $(SHMEM_COLL_BIN) ## OpenSHMEM teams, collectives and locks (shmem/tests/coll) under oshrun -np 2, 3 and 4
+test-shmem-coll: shmem $(SHMEM_COLL_BIN) ## OpenSHMEM teams, collectives and locks (shmem/tests/coll) under oshrun -np 1 to 4 and on memory servers
 	@failed=""; for np in $(SHMEM_COLL_NP); do for t in $(SHMEM_COLL_RUN); do \
 	  echo "== oshrun -np $$np $$t"; \
 	  env -u OPENFAM_SERVER $(BINDIR)/oshrun -np $$np --timeout 180s $$t || failed="$$failed $$(basename $$t):np$$np"; \

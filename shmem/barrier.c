@@ -45,13 +45,15 @@ void shmemi_coll_private_barrier(const struct shmemi_aset *a)
 
 static inline void world_barrier(const char *call)
 {
+    /* First, whatever the mode: the first barrier is init's, which every
+     * PE reaches in the same order of internal allocations. */
+    shmemi_coll_lazy_init();
     if (shmemi_n_pes == 1)
         return;
     if (shmemi_private_mode) {
         private_world_barrier(call);
         return;
     }
-    shmemi_coll_lazy_init();
     const struct shmemi_team *w = &shmemi_team_world;
     const struct shmemi_coll_team *c = w->coll;
     struct shmemi_aset a = {
