@@ -59,11 +59,50 @@ type waitObj struct {
 // and both change together under mu.
 var table struct {
 	mu sync.RWMutex
-	m  map[uint32]*entry // by slot index
+	m  entryTable // by slot index
 }
 
-func init() {
-	table.m = make(map[uint32]*entry)
+// chunkBits is log2 of the entries per chunk of entryTable, as in the C slot
+// table (OFAM_CHUNK_BITS).
+const chunkBits = C.OFAM_CHUNK_BITS
+
+// entryTable holds entries by slot index in chunks, as the C slot table
+// holds its slots. The C table reuses the index it released last, else
+// takes the next never used, so the indices stay below the most handles
+// ever live at once: an array costs one memory access per call where a hash map with a million
+// handles live costs a probe of a table far larger than the caches, and the
+// chunks never move, so no call pays for copying the whole table.
+type entryTable struct {
+	chunks []*[1 << chunkBits]*entry
+	n      int // live entries
+}
+
+// get returns the entry at index idx, nil if none.
+func (t *entryTable) get(idx uint32) *entry {
+	c := int(idx >> chunkBits)
+	if c >= len(t.chunks) || t.chunks[c] == nil {
+		return nil
+	}
+	return t.chunks[c][idx&(1<<chunkBits-1)]
+}
+
+// set puts e (not nil) at index idx, which must be free.
+func (t *entryTable) set(idx uint32, e *entry) {
+	c := int(idx >> chunkBits)
+	for len(t.chunks) <= c {
+		t.chunks = append(t.chunks, nil)
+	}
+	if t.chunks[c] == nil {
+		t.chunks[c] = new([1 << chunkBits]*entry)
+	}
+	t.chunks[c][idx&(1<<chunkBits-1)] = e
+	t.n++
+}
+
+// del empties index idx, which must hold an entry.
+func (t *entryTable) del(idx uint32) {
+	t.chunks[idx>>chunkBits][idx&(1<<chunkBits-1)] = nil
+	t.n--
 }
 
 // newHandle registers obj under a new handle of the given kind.
@@ -75,7 +114,7 @@ func newHandle(op string, kind uint32, obj any) (*entry, error) {
 		return nil, errf(core.CodeResource, op, "no handle slots left")
 	}
 	e := &entry{h: h, obj: obj}
-	table.m[uint32(h)&indexMask] = e
+	table.m.set(uint32(h)&indexMask, e)
 	return e, nil
 }
 
@@ -86,7 +125,7 @@ func lookup(op string, h uint64, kind uint32) (*entry, error) {
 		return nil, errf(core.CodeInvalid, op, "%s handle is NULL", kindName(kind))
 	}
 	table.mu.RLock()
-	e := table.m[uint32(h)&indexMask]
+	e := table.m.get(uint32(h) & indexMask)
 	table.mu.RUnlock()
 	if e != nil && e.h == h && uint32(h>>C.OFAM_INDEX_BITS)&0xf == kind {
 		return e, nil
@@ -112,11 +151,11 @@ func release(h uint64, kind uint32) *entry {
 	table.mu.Lock()
 	defer table.mu.Unlock()
 	idx := uint32(h) & indexMask
-	e := table.m[idx]
+	e := table.m.get(idx)
 	if e == nil || e.h != h || uint32(h>>C.OFAM_INDEX_BITS)&0xf != kind {
 		return nil
 	}
-	delete(table.m, idx)
+	table.m.del(idx)
 	C.ofam_slot_release(C.uint64_t(h))
 	return e
 }
@@ -125,11 +164,18 @@ func release(h uint64, kind uint32) *entry {
 func releaseAll() []*entry {
 	table.mu.Lock()
 	defer table.mu.Unlock()
-	all := make([]*entry, 0, len(table.m))
-	for idx, e := range table.m {
-		all = append(all, e)
-		delete(table.m, idx)
+	all := make([]*entry, 0, table.m.n)
+	for _, ch := range table.m.chunks {
+		if ch == nil {
+			continue
+		}
+		for _, e := range ch {
+			if e != nil {
+				all = append(all, e)
+			}
+		}
 	}
+	table.m = entryTable{}
 	C.ofam_slot_release_all()
 	return all
 }
@@ -138,7 +184,7 @@ func releaseAll() []*entry {
 func (e *entry) live() bool {
 	table.mu.RLock()
 	defer table.mu.RUnlock()
-	return table.m[uint32(e.h)&indexMask] == e
+	return table.m.get(uint32(e.h)&indexMask) == e
 }
 
 // setView publishes a data item's mapping to the C fast path if e is still
@@ -147,7 +193,7 @@ func (e *entry) live() bool {
 func (e *entry) setView(ep uint64, base unsafe.Pointer, size uint64, rights uint32) bool {
 	table.mu.Lock()
 	defer table.mu.Unlock()
-	if table.m[uint32(e.h)&indexMask] != e {
+	if table.m.get(uint32(e.h)&indexMask) != e {
 		return true
 	}
 	if e.epoch.Load() != ep {
@@ -163,7 +209,7 @@ func (e *entry) clearView() {
 	e.epoch.Add(1)
 	table.mu.Lock()
 	defer table.mu.Unlock()
-	if table.m[uint32(e.h)&indexMask] == e {
+	if table.m.get(uint32(e.h)&indexMask) == e {
 		C.ofam_slot_set_view(C.uint64_t(e.h), nil, 0, 0)
 	}
 }

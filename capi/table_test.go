@@ -180,3 +180,62 @@ func TestConcurrentHandles(t *testing.T) {
 		t.Fatalf("%d distinct handles, want %d", len(seen), workers*rounds*batch)
 	}
 }
+
+// TestHandlesAcrossChunks keeps handles live across several chunks of the
+// Go table (and the C one), releases them in random order and makes new
+// ones in the freed slots: every live handle resolves to its own entry and
+// every released one to none, and releaseAll returns each live entry once.
+func TestHandlesAcrossChunks(t *testing.T) {
+	const n = 3<<chunkBits + 17
+	live := map[uint64]*entry{}
+	var hs []uint64
+	for i := 0; i < n; i++ {
+		e, err := newHandle("test", kindDesc, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live[e.h] = e
+		hs = append(hs, e.h)
+	}
+	rand.Shuffle(len(hs), func(i, j int) { hs[i], hs[j] = hs[j], hs[i] })
+	for _, h := range hs[:n/2] {
+		if release(h, kindDesc) != live[h] {
+			t.Fatalf("release of live handle %#x failed", h)
+		}
+		delete(live, h)
+		if _, err := lookup("test", h, kindDesc); err == nil {
+			t.Fatalf("released handle %#x still resolves", h)
+		}
+	}
+	for i := 0; i < n/4; i++ {
+		e, err := newHandle("test", kindDesc, -i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live[e.h] != nil {
+			t.Fatalf("handle %#x given out twice", e.h)
+		}
+		live[e.h] = e
+	}
+	for h, e := range live {
+		if got, err := lookup("test", h, kindDesc); err != nil || got != e {
+			t.Fatalf("live handle %#x: %v, %v", h, got, err)
+		}
+	}
+	all := releaseAll()
+	seen := map[*entry]bool{}
+	for _, e := range all {
+		if seen[e] {
+			t.Fatal("releaseAll returned an entry twice")
+		}
+		seen[e] = true
+	}
+	for h, e := range live {
+		if !seen[e] {
+			t.Fatalf("releaseAll missed live handle %#x", h)
+		}
+		if _, err := lookup("test", h, kindDesc); err == nil || slotLive(h, kindDesc) {
+			t.Fatalf("handle %#x survived releaseAll", h)
+		}
+	}
+}

@@ -38,8 +38,8 @@ type famState struct {
 	// b serves the control path: local (embedded) or remote (famd).
 	b backend
 
-	mu       sync.Mutex // guards the maps below, and the local backend's (see local)
-	items    map[itemKey]map[*Item]struct{}
+	mu       sync.Mutex        // guards the maps below, and the local backend's (see local)
+	items    map[itemKey]*Item // first open handle of each incarnation (see handles.go)
 	rhandles map[uint64]map[*Region]struct{}
 	lazy     map[*Item]struct{} // unresolved item handles
 	contexts map[*Context]struct{}
@@ -143,7 +143,7 @@ func Initialize(opts Options) (*Fam, error) {
 func newFamState(opts Options) *famState {
 	fs := &famState{
 		opts:     opts,
-		items:    map[itemKey]map[*Item]struct{}{},
+		items:    map[itemKey]*Item{},
 		rhandles: map[uint64]map[*Region]struct{}{},
 		lazy:     map[*Item]struct{}{},
 		contexts: map[*Context]struct{}{},
@@ -216,8 +216,8 @@ func (f *Fam) Finalize() error {
 	f.b.quiesce()
 	f.mu.Lock()
 	var notify []*Item
-	for _, set := range f.items {
-		for it := range set {
+	for _, head := range f.items {
+		for it := head; it != nil; it = it.hnext {
 			it.state.Store(stateClosed)
 			notify = append(notify, it)
 		}
@@ -232,8 +232,8 @@ func (f *Fam) Finalize() error {
 		}
 	}
 	var views []*itemView
-	for _, set := range f.items {
-		for it := range set {
+	for _, head := range f.items {
+		for it := head; it != nil; it = it.hnext {
 			if v := it.view.Load(); v != nil {
 				views = append(views, v)
 			}

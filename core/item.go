@@ -22,6 +22,9 @@ type Item struct {
 	// set before the handle is published as open and never changed: a
 	// new item at the same offset is another item (see handles.go).
 	inc uint64
+	// hprev and hnext link the open handles of one incarnation, the first
+	// in Fam.items (see handles.go). Guarded by Fam.mu.
+	hprev, hnext *Item
 
 	// pdirty: the item is on the instance's dirty list (persist.go).
 	pdirty atomic.Bool
