@@ -54,6 +54,7 @@ $(foreach p,$(MAN_PAGES),0644 $(p) share/man/man$(subst .,,$(suffix $(p)))/$(not
 )0644 $(INST_DIR)/famd.service lib/systemd/system/famd.service
 0644 dist/systemd/famd.tmpfiles.conf lib/tmpfiles.d/openfam.conf
 0644 dist/systemd/famd.sysusers.conf lib/sysusers.d/openfam.conf
+$(SHMEM_INSTALL_LIST)
 endef
 export INSTALL_LIST
 

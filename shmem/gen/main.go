@@ -1,0 +1,192 @@
+// Command gen renders the OpenSHMEM layer's typed routines from one type
+// table (the tables of OpenSHMEM 1.5) through the text/template files in
+// shmem/gen/templates. Each template names its output file in a block
+// {{define "output"}}path{{end}} (relative to the repository root), so new
+// templates (typed collectives, reductions) need no change here.
+//
+//	go run ./shmem/gen            writes the outputs in the repository
+//	go run ./shmem/gen -o DIR     writes them under DIR instead (make verify-shmem)
+package main
+
+import (
+	"bytes"
+	"embed"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/template"
+)
+
+//go:embed templates/*.tmpl
+var templates embed.FS
+
+// Type is one C type of the tables: its C spelling, the TYPENAME of the
+// routine names, and its size in bytes on LP64.
+type Type struct {
+	C    string
+	Name string
+	Size int
+	// Float marks floating-point types (no bitwise ops; bit-cast atomics).
+	Float bool
+	// Alias marks typedefs of another type of the table (int32_t is int):
+	// left out of C11 _Generic association lists, where a type may appear
+	// only once.
+	Alias bool
+}
+
+// Bits is the operand width of the type's atomics.
+func (t Type) Bits() int { return t.Size * 8 }
+
+func ty(c, name string, size int) Type { return Type{C: c, Name: name, Size: size} }
+func fl(c, name string, size int) Type { return Type{C: c, Name: name, Size: size, Float: true} }
+func al(c, name string, size int) Type { return Type{C: c, Name: name, Size: size, Alias: true} }
+
+// assoc renders a _Generic association list "T: shmem_<name>_<suffix>, ..."
+// over the types that are not aliases.
+func assoc(types []Type, suffix string) string {
+	var b []string
+	for _, t := range types {
+		if !t.Alias {
+			b = append(b, t.C+": shmem_"+t.Name+"_"+suffix)
+		}
+	}
+	return strings.Join(b, ", ")
+}
+
+var (
+	tFloat      = fl("float", "float", 4)
+	tDouble     = fl("double", "double", 8)
+	tLongDouble = fl("long double", "longdouble", 16)
+	tChar       = ty("char", "char", 1)
+	tSChar      = ty("signed char", "schar", 1)
+	tShort      = ty("short", "short", 2)
+	tInt        = ty("int", "int", 4)
+	tLong       = ty("long", "long", 8)
+	tLongLong   = ty("long long", "longlong", 8)
+	tUChar      = ty("unsigned char", "uchar", 1)
+	tUShort     = ty("unsigned short", "ushort", 2)
+	tUInt       = ty("unsigned int", "uint", 4)
+	tULong      = ty("unsigned long", "ulong", 8)
+	tULongLong  = ty("unsigned long long", "ulonglong", 8)
+	tInt8       = al("int8_t", "int8", 1)
+	tInt16      = al("int16_t", "int16", 2)
+	tInt32      = al("int32_t", "int32", 4)
+	tInt64      = al("int64_t", "int64", 8)
+	tUInt8      = al("uint8_t", "uint8", 1)
+	tUInt16     = al("uint16_t", "uint16", 2)
+	tUInt32     = al("uint32_t", "uint32", 4)
+	tUInt64     = al("uint64_t", "uint64", 8)
+	tSize       = al("size_t", "size", 8)
+	tPtrdiff    = al("ptrdiff_t", "ptrdiff", 8)
+	tComplexF   = fl("float _Complex", "complexf", 8)
+	tComplexD   = fl("double _Complex", "complexd", 16)
+)
+
+// Sized is one entry of the sized RMA routines (shmem_put32 ...).
+type Sized struct {
+	Bits  int
+	Bytes int
+}
+
+// Tables is what every template gets: the OpenSHMEM 1.5 type tables.
+type Tables struct {
+	// RMA: standard RMA types (Table 5).
+	RMA []Type
+	// Sized: shmem_put8 .. shmem_put128 (mem is written by hand).
+	Sized []Sized
+	// AMO: standard AMO types (Table 6: inc, add, compare_swap ...).
+	AMO []Type
+	// ExtAMO: extended AMO types (Table 7: fetch, set, swap).
+	ExtAMO []Type
+	// BitAMO: bitwise AMO types (Table 8: and, or, xor).
+	BitAMO []Type
+	// Wait: point-to-point synchronization types (Table 10).
+	Wait []Type
+	// Deprecated atomic names (shmem_int_fadd ...): the types they exist for.
+	DeprAMO, DeprExtAMO []Type
+	// Reduction types per operator class (Table 11).
+	ReduceBitwise, ReduceMinMax, ReduceArith []Type
+	// Reduction operators by class.
+	BitwiseOps, MinMaxOps, ArithOps []string
+}
+
+func tables() Tables {
+	std := []Type{tInt, tLong, tLongLong, tUInt, tULong, tULongLong, tInt32, tInt64, tUInt32, tUInt64, tSize, tPtrdiff}
+	return Tables{
+		RMA: []Type{tFloat, tDouble, tLongDouble, tChar, tSChar, tShort, tInt, tLong, tLongLong, tUChar, tUShort,
+			tUInt, tULong, tULongLong, tInt8, tInt16, tInt32, tInt64, tUInt8, tUInt16, tUInt32, tUInt64, tSize, tPtrdiff},
+		Sized:      []Sized{{8, 1}, {16, 2}, {32, 4}, {64, 8}, {128, 16}},
+		AMO:        std,
+		ExtAMO:     append([]Type{tFloat, tDouble}, std...),
+		BitAMO:     []Type{tUInt, tULong, tULongLong, tInt32, tInt64, tUInt32, tUInt64},
+		Wait:       []Type{tShort, tInt, tLong, tLongLong, tUShort, tUInt, tULong, tULongLong, tInt32, tInt64, tUInt32, tUInt64, tSize, tPtrdiff},
+		DeprAMO:    []Type{tInt, tLong, tLongLong},
+		DeprExtAMO: []Type{tFloat, tDouble, tInt, tLong, tLongLong},
+		ReduceBitwise: []Type{tUChar, tUShort, tUInt, tULong, tULongLong, tInt8, tInt16, tInt32, tInt64, tUInt8,
+			tUInt16, tUInt32, tUInt64, tSize},
+		ReduceMinMax: []Type{tChar, tSChar, tShort, tInt, tLong, tLongLong, tPtrdiff, tUChar, tUShort, tUInt, tULong,
+			tULongLong, tInt8, tInt16, tInt32, tInt64, tUInt8, tUInt16, tUInt32, tUInt64, tSize, tFloat, tDouble, tLongDouble},
+		ReduceArith: []Type{tChar, tSChar, tShort, tInt, tLong, tLongLong, tPtrdiff, tUChar, tUShort, tUInt, tULong,
+			tULongLong, tInt8, tInt16, tInt32, tInt64, tUInt8, tUInt16, tUInt32, tUInt64, tSize, tFloat, tDouble,
+			tLongDouble, tComplexF, tComplexD},
+		BitwiseOps: []string{"and", "or", "xor"},
+		MinMaxOps:  []string{"max", "min"},
+		ArithOps:   []string{"sum", "prod"},
+	}
+}
+
+const banner = "Code generated by go run ./shmem/gen from shmem/gen/templates/%s; DO NOT EDIT."
+
+func main() {
+	out := flag.String("o", ".", "directory the output paths are relative to")
+	flag.Parse()
+	names, err := templates.ReadDir("templates")
+	if err != nil {
+		fail(err)
+	}
+	var list []string
+	for _, n := range names {
+		list = append(list, n.Name())
+	}
+	sort.Strings(list)
+	data := tables()
+	for _, name := range list {
+		src, err := templates.ReadFile("templates/" + name)
+		if err != nil {
+			fail(err)
+		}
+		t, err := template.New(name).Funcs(template.FuncMap{
+			"banner": func() string { return fmt.Sprintf(banner, name) },
+			"upper":  strings.ToUpper,
+			"assoc":  assoc,
+		}).Parse(string(src))
+		if err != nil {
+			fail(err)
+		}
+		var path, body bytes.Buffer
+		if t.Lookup("output") == nil {
+			fail(fmt.Errorf("%s: no {{define \"output\"}} block naming its output file", name))
+		}
+		if err := t.ExecuteTemplate(&path, "output", data); err != nil {
+			fail(err)
+		}
+		if err := t.Execute(&body, data); err != nil {
+			fail(err)
+		}
+		dst := filepath.Join(*out, strings.TrimSpace(path.String()))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			fail(err)
+		}
+		if err := os.WriteFile(dst, bytes.TrimLeft(body.Bytes(), "\n"), 0o644); err != nil {
+			fail(err)
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "shmem/gen:", err)
+	os.Exit(1)
+}
