@@ -10,16 +10,6 @@
 
 static int right, left;
 
-/* Open MPI 4.1.4's shmem_test makes no progress on remote writes to global
- * data (a loop of tests hangs: measured), so under it the loop also calls
- * shmem_quiet, which progresses. Ours must not need it. */
-static inline void sht_test_progress(void)
-{
-#if SHT_OMPI
-    shmem_quiet();
-#endif
-}
-
 #define WAIT_TYPES(X)                                                        \
     X(short, short) X(int, int) X(long, long) X(long long, longlong)         \
     X(unsigned short, ushort) X(unsigned int, uint) X(unsigned long, ulong)  \

@@ -1,0 +1,24 @@
+/*
+ * t_pe_exit: one PE ends abnormally (exit(5) after init, no finalize)
+ * while the others wait forever: the job must end, with a non-zero status
+ * (ours: 5, the failing PE's). argv[1] "signal" makes it die of SIGKILL.
+ * Spec: 1.4-compatible (the status itself is implementation-defined).
+ */
+#include "shtest.h"
+#include <signal.h>
+
+static long never;
+
+int main(int argc, char **argv)
+{
+    sht_init("t_pe_exit");
+    shmem_barrier_all();
+    if (sht_me == sht_npes - 1) {
+        if (argc > 1 && strcmp(argv[1], "signal") == 0)
+            raise(SIGKILL);
+        fprintf(stderr, "PE %d: exit(5) without shmem_finalize\n", sht_me);
+        exit(5);
+    }
+    shmem_long_wait_until(&never, SHMEM_CMP_NE, 0);
+    return 98;
+}
