@@ -22,12 +22,13 @@ static int gack; /* handshake: the waiter's step count, written to the writer */
     static T gv_##N;                                                           \
     static void wait_##N(T *v, const char *where)                              \
     {                                                                          \
-        /* step k: the writer (left) stores val[k]; we wait with cmp[k] */     \
+        /* step k: the writer (left) stores val[k]; we wait with cmp[k]; no \
+         * step's condition holds for the previous step's value */         \
         static const int cmps[] = {SHMEM_CMP_EQ, SHMEM_CMP_NE, SHMEM_CMP_GT,   \
                                    SHMEM_CMP_GE, SHMEM_CMP_LT, SHMEM_CMP_LE,   \
                                    SHMEM_CMP_EQ, SHMEM_CMP_GE};                \
-        static const long vals[] = {5, 6, 10, 10, 3, 3, 9, 20};                \
-        static const long cmpv[] = {5, 5, 9, 10, 4, 3, 9, 19};                 \
+        static const long vals[] = {5, 6, 10, 11, 3, 2, 9, 20};                \
+        static const long cmpv[] = {5, 5, 9, 11, 4, 2, 9, 19};                 \
         *v = 0;                                                                \
         gack = 0;                                                              \
         shmem_barrier_all();                                                   \
