@@ -182,7 +182,6 @@ void *shmalloc(size_t size);
 void shfree(void *ptr);
 void *shmemalign(size_t alignment, size_t size);
 void *shrealloc(void *ptr, size_t size);
-int shmem_my_pe(void);
 void shmem_clear_cache_inv(void);
 void shmem_set_cache_inv(void);
 void shmem_clear_cache_line_inv(void *dest);

@@ -8,6 +8,8 @@ LIB_MAP     := capi/libopenfam.map
 LIB_SOURCES := $(shell find core capi shmem -path capi/testdata -prune -o -path shmem/tests -prune -o -path shmem/examples -prune -o -path shmem/bench -prune -o -path shmem/gen -prune -o \( -name '*.go' -o -name '*.c' -o -name '*.h' \) -print) \
                $(wildcard include/*.h include/fam/*.h) go.mod go.sum $(LIB_MAP)
 LIB_VERSION := $(VERSION_BASE)
+# C sources capi/*.c include from outside capi/.
+LIB_C_EXTERNAL := $(sort $(wildcard include/*.h include/fam/*.h shmem/*.c shmem/*.h))
 # The soname is set here because Go's linker does not set one for c-shared.
 # The version script exports only the public API, hiding the Go runtime,
 # cgo's glue and the private ofam_* functions.
@@ -27,7 +29,10 @@ $(LIB): $(LIB_SOURCES)
 	@# go build leaves an output it thinks current in place, and it does not
 	@# track the version script: a changed map alone would not relink.
 	@rm -f $@
-	CGO_ENABLED=1 CGO_CFLAGS=-O2 $(GO) build -buildmode=c-shared -ldflags "$(LIB_LDFLAGS)" -o $@ ./capi/lib
+	@# Go's build cache keys a cgo package on the files in its directory, not
+	@# on the files they #include from elsewhere (include/, shmem/): a hash of
+	@# those in CGO_CFLAGS (part of the key) makes a change to them rebuild.
+	CGO_ENABLED=1 CGO_CFLAGS="-O2 -DOFAM_SRC_HASH=$$(cat $(LIB_C_EXTERNAL) | sha256sum | cut -c1-16)" $(GO) build -buildmode=c-shared -ldflags "$(LIB_LDFLAGS)" -o $@ ./capi/lib
 	@# cgo's header for the library is not an interface: openfam.h is.
 	@rm -f $(LIBDIR)/libopenfam.so.h $(LIBDIR)/libopenfam.h
 
@@ -67,8 +72,9 @@ verify-symbols: $(LIB) ## check that the library exports exactly the public API 
 	@grep -oE '\bfam_[a-z0-9_]+[[:space:]]*\(' include/openfam.h | sed 's/[[:space:](]//g' | sort -u > $(BUILD)/lib-declared.txt
 	@missing=$$(comm -23 $(BUILD)/lib-declared.txt $(BUILD)/lib-exports.txt); \
 	if [ -n "$$missing" ]; then echo "declared in openfam.h but not exported:"; echo "$$missing"; exit 1; fi
-	@# Declarations only: the C11 generic forms are macros (#define lines).
-	@cat include/shmem.h include/shmem-typed.h include/shmem-coll.h | grep -v '^#' | grep -oE '\b(shmem_[a-z0-9_]+|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc)\(' | tr -d '(' | sort -u > $(BUILD)/lib-shmem-declared.txt
+	@# Declarations only: not the C11 generic forms (macros: #define
+	@# lines) nor comments.
+	@cat include/shmem.h include/shmem-typed.h include/shmem-coll.h | grep -v '^#' | grep -Ev '^[[:space:]]*(/\*|\*)' | grep -oE '\b(shmem_[a-z0-9_]+|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc)\(' | tr -d '(' | sort -u > $(BUILD)/lib-shmem-declared.txt
 	@missing=$$(comm -23 $(BUILD)/lib-shmem-declared.txt $(BUILD)/lib-exports.txt); \
 	if [ -n "$$missing" ]; then echo "declared in shmem.h but not exported:"; echo "$$missing"; exit 1; fi
 	@readelf -d $(LIB) | grep -q 'SONAME.*\[libopenfam.so.0\]' || { echo "$(LIB): soname is not libopenfam.so.0"; exit 1; }

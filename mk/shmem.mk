@@ -96,17 +96,16 @@ shmem-install-files:
 
 $(BUILD)/shmem-core/%: shmem/tests/core/%.c $(wildcard include/shmem*.h) $(C_LIB_DEP) | $(BINDIR)/oshcc lib
 	@mkdir -p $(@D)
-	$(BINDIR)/oshcc -Wall -Wextra -Werror -g -O2 -o $@ $<
+	$(BINDIR)/oshcc -std=c11 -pedantic -Wall -Wextra -Werror -g -O2 -o $@ $<
 
 # Each program under oshrun -np 2 and -np 4 (mapped heaps: famd passes the
-# items' descriptors), then -np 2 with --servers 2 (items striped over two
-# memory servers: fam_map refuses them, the FAM data path serves). A
-# program that needs mapped memory says so on stdout ("needs: mapped") and
-# is skipped in the data-path run.
+# items' descriptors), then -np 2 and 3 with --servers 2 (items striped over
+# two memory servers: fam_map refuses them, private mode and the FAM data
+# path serve), with a 1.5 MiB heap (heap.c checks the limit); then the
+# misuses of bad_input.c, each of which must end the job.
 test-shmem-core: shmem $(SHMEM_CORE_BIN) ## OpenSHMEM core smoke tests (shmem/tests/core) under oshrun -np 2 and 4, and on memory servers
-	@for t in $(SHMEM_CORE_BIN); do for np in 2 4; do \
-	  echo "== oshrun -np $$np $$t"; \
-	  env -u OPENFAM_SERVER $(BINDIR)/oshrun -np $$np --timeout 120s $$t || exit 1; done; \
-	  if grep -q 'needs: mapped' shmem/tests/core/$$(basename $$t).c; then continue; fi; \
-	  echo "== oshrun -np 2 --servers 2 $$t"; \
-	  env -u OPENFAM_SERVER $(BINDIR)/oshrun -np 2 --servers 2 --timeout 120s $$t || exit 1; done
+	@for t in $(filter-out %/bad_input,$(SHMEM_CORE_BIN)); do for a in "-np 2" "-np 4" "-np 2 --servers 2" "-np 3 --servers 2"; do \
+	  echo "== SHMEM_SYMMETRIC_SIZE=1.5M oshrun $$a $$t"; \
+	  SHMEM_SYMMETRIC_SIZE=1.5M env -u OPENFAM_SERVER $(BINDIR)/oshrun $$a --timeout 120s $$t || exit 1; done; done
+	@echo "== shmem/tests/core/bad_input.sh"
+	@env -u OPENFAM_SERVER -u SHMEM_SYMMETRIC_SIZE -u SMA_SYMMETRIC_SIZE sh shmem/tests/core/bad_input.sh $(BINDIR)/oshrun $(BUILD)/shmem-core/bad_input

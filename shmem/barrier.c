@@ -21,6 +21,13 @@ void shmemi_barrier_all(void)
     shmemi_quiet();
     if (shmemi_n_pes == 1)
         return;
+    if (shmemi_private_mode) {
+        shmemi_sync_push();
+        if (fam_barrier_all() != 0)
+            shmemi_abort("shmem_barrier_all", "job barrier: %s", fam_errmsg());
+        shmemi_sync_pull();
+        return;
+    }
     /* The first barrier is the one at the end of shmem_init, where every
      * PE takes the same internal allocation. */
     if (shmemi_bar == NULL)

@@ -39,13 +39,14 @@ int shmemi_my_pe = 0;
 int shmemi_n_pes = 1;
 int shmemi_initialized = 0;
 int shmemi_thread_level = SHMEM_THREAD_SINGLE;
+int shmemi_private_mode = 0;
 
 /* Before init the segments are empty and peer arrays point at one NULL,
  * so the inline translation needs no initialized check on its fast path. */
 static char *shmemi_no_peer[1];
 static fam_desc_t *shmemi_no_desc[1];
-shmemi_seg shmemi_heap_seg = {0, 0, shmemi_no_peer, shmemi_no_desc, "symmetric heap"};
-shmemi_seg shmemi_data_seg = {0, 0, shmemi_no_peer, shmemi_no_desc, "static/global data"};
+shmemi_seg shmemi_heap_seg = {0, 0, shmemi_no_peer, shmemi_no_desc, "symmetric heap", 0, NULL};
+shmemi_seg shmemi_data_seg = {0, 0, shmemi_no_peer, shmemi_no_desc, "static/global data", 0, NULL};
 
 struct shmemi_team shmemi_team_world = {0, 1, 1, 0, NULL, 0, NULL};
 struct shmemi_team shmemi_team_shared = {0, 1, 1, 0, NULL, 0, NULL};
@@ -66,9 +67,54 @@ static char shmemi_region_name[160];
 static int shmemi_data_shared;     /* globals replaced by the data item mapping */
 static void *shmemi_data_placeholder;
 static size_t shmemi_user_heap_size;
+static uint64_t *shmemi_exit_word; /* in PE 0's internal area: 0x100 | status */
+static void *shmemi_heap_fixed; /* the heap's fixed address, when it got it */
+
+/* Where every PE puts its own heap: one address for all, so a heap
+ * pointer means the same object on every PE (as with Open MPI, whose
+ * programs sometimes pass heap pointers around). 48 TiB: far from the
+ * program, its brk heap and the mmap area of x86-64 and arm64 Linux. When
+ * the range is taken the heap stays where fam_map put it: still
+ * symmetric (same offsets), as the specification asks. */
+#define SHMEMI_HEAP_VA ((uintptr_t)0x300000000000ULL)
+
+/* Moves the heap's mapping hb (size bytes) to SHMEMI_HEAP_VA; returns
+ * the heap's address. For a private heap (mapped = 0) a fresh anonymous
+ * mapping is made there instead. */
+static char *shmemi_fix_heap(char *hb, size_t size, int mapped)
+{
+    void *want = (void *)SHMEMI_HEAP_VA;
+    if (((uintptr_t)hb & (SHMEMI_PAGE - 1)) != 0)
+        return hb;
+    void *r = mmap(want, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (r != want) {
+        if (r != MAP_FAILED)
+            munmap(r, size); /* a kernel without MAP_FIXED_NOREPLACE */
+        return hb;
+    }
+    if (!mapped) {
+        if (mmap(want, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+                 0) != want) {
+            munmap(want, size);
+            return hb;
+        }
+        munmap(hb, size);
+        shmemi_heap_fixed = want;
+        return want;
+    }
+    if (mremap(hb, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, want) == MAP_FAILED) {
+        munmap(want, size);
+        return hb;
+    }
+    /* fam_map's address stays taken (see shmemi_share_globals). */
+    mmap(hb, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    shmemi_heap_fixed = want;
+    return want;
+}
 
 /* heap.c */
 void shmemi_heap_setup(void *base, size_t size);
+static void *shmemi_internal_alloc_at_init(size_t n);
 
 /* ---- errors ----------------------------------------------------------------- */
 
@@ -355,7 +401,13 @@ static void shmemi_setup(const char *call)
     /* One region per job: PE 0 makes it, the others look it up. */
     if (rank == 0) {
         uint64_t need = (uint64_t)size * (heap + data + 2 * SHMEMI_PAGE) + (1 << 20);
-        shmemi_region = fam_create_region(shmemi_region_name, need, 0600, NULL);
+        /* Volatile: the heaps are scratch memory of one job, and famd
+         * keeps volatile regions on tmpfs (/dev/shm), where a shared
+         * mapping is plain memory; persistent ones are files on disk,
+         * whose dirty-page writeback slows every large put. */
+        fam_region_attr_t attr = {FAM_REDUNDANCY_DEFAULT, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
+                                  FAM_PERMISSION_DEFAULT};
+        shmemi_region = fam_create_region(shmemi_region_name, need, 0600, &attr);
         if (shmemi_region == NULL)
             shmemi_fam_fail(call, "creating the job's FAM region for the symmetric heaps");
     }
@@ -402,14 +454,18 @@ static void shmemi_setup(const char *call)
          * is not that copy: load/store access to the heap is then not
          * coherent with peers' puts (shmem_ptr returns NULL, as the spec
          * allows; wait_until and test read the item). */
-        hb = mmap(NULL, heap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (hb == MAP_FAILED)
-            shmemi_abort(call, "cannot reserve %zu bytes of address space for the heap", heap);
+        hb = mmap(NULL, heap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        char *twin = mmap(NULL, heap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (hb == MAP_FAILED || twin == MAP_FAILED)
+            shmemi_abort(call, "cannot reserve 2 x %zu bytes of address space for the heap", heap);
+        hb = shmemi_fix_heap(hb, heap, 0);
         shmemi_heap_seg.base = (uintptr_t)hb;
         shmemi_heap_seg.size = heap;
-        shmemi_map_seg(&shmemi_heap_seg, 0);
-        shmemi_heap_seg.peer[rank] = NULL;
+        shmemi_heap_seg.priv = 1;
+        shmemi_heap_seg.twin = twin;
+        shmemi_private_mode = 1;
     } else {
+        hb = shmemi_fix_heap(hb, heap, 1);
         shmemi_heap_seg.base = (uintptr_t)hb;
         shmemi_heap_seg.size = heap;
         shmemi_map_seg(&shmemi_heap_seg, 1);
@@ -423,10 +479,17 @@ static void shmemi_setup(const char *call)
             shmemi_data_shared = 1;
             shmemi_map_seg(&shmemi_data_seg, 1);
         } else {
-            /* Globals stay private: only this PE reaches them. */
-            for (int pe = 0; pe < size; pe++)
-                shmemi_data_seg.peer[pe] = NULL;
-            shmemi_data_seg.peer[rank] = (char *)r.lo;
+            /* Private mode for the globals: the item is their shared
+             * copy, filled now and exchanged at sync points. */
+            if (m != NULL)
+                fam_unmap(m, down);
+            shmemi_data_seg.priv = 1;
+            shmemi_private_mode = 1;
+            if ((shmemi_data_seg.twin = malloc(data)) == NULL)
+                shmemi_abort(call, "out of memory");
+            memcpy(shmemi_data_seg.twin, (void *)r.lo, data);
+            if (fam_put_blocking(shmemi_data_seg.twin, down, 0, data) != 0)
+                shmemi_fam_fail(call, "copying the static/global data to this PE's item");
         }
     }
 
@@ -443,14 +506,17 @@ static void shmemi_setup(const char *call)
         shmemi_team_shared = (struct shmemi_team){rank, 1, 1, 0, &shmemi_team_world, 0, NULL};
 
     shmemi_internal_used = 0;
+    shmemi_exit_word = shmemi_internal_alloc_at_init(sizeof(uint64_t));
     shmemi_heap_setup((char *)hb + SHMEMI_INTERNAL_SIZE, shmemi_user_heap_size);
 }
 
-/* The layer's exit and signal behaviour: a PE returning from main without
- * shmem_finalize is finalized at exit, as the spec asks. */
-static void shmemi_atexit(void)
+/* A PE leaving with status 0 without shmem_finalize is finalized, as the
+ * specification asks. A PE leaving with another status is failing: no
+ * collective finalize (its peers may be anywhere), famrun ends the job. */
+static void shmemi_on_exit(int status, void *arg)
 {
-    if (shmemi_initialized)
+    (void)arg;
+    if (shmemi_initialized && status == 0)
         shmem_finalize();
 }
 
@@ -478,9 +544,22 @@ int shmem_init_thread(int requested, int *provided)
     shmemi_initialized = 1;
     static int registered;
     if (!registered) {
-        atexit(shmemi_atexit);
+        on_exit(shmemi_on_exit, NULL);
         registered = 1;
     }
+    if (shmemi_my_pe == 0 && getenv("SHMEM_VERSION") != NULL)
+        printf("OpenSHMEM %d.%d (%s)\n", SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, SHMEM_VENDOR_STRING);
+    if (shmemi_my_pe == 0 && getenv("SHMEM_INFO") != NULL)
+        printf("%s, OpenSHMEM %d.%d on OpenFAM. Environment:\n"
+               "  SHMEM_SYMMETRIC_SIZE  bytes of symmetric heap per PE (k/m/g/t suffixes; default 64M;\n"
+               "                        SMA_SYMMETRIC_SIZE is the old name); this job: %zu\n"
+               "  SHMEM_VERSION         print the library version at start\n"
+               "  SHMEM_INFO            print this\n"
+               "Memory: %s\n",
+               SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, shmemi_user_heap_size,
+               shmemi_private_mode ? "private copies exchanged with FAM items at sync points (items not mappable)"
+                                   : "FAM items mapped by every PE (shared memory)");
+    fflush(stdout);
     shmemi_barrier_all();
     return 0;
 }
@@ -503,6 +582,12 @@ void shmem_finalize(void)
         return;
     shmemi_barrier_all();
     shmemi_unshare_globals();
+    /* The moved heap is ours to unmap (the library retires only the
+     * placeholder at fam_map's address). */
+    if (shmemi_heap_fixed != NULL) {
+        munmap(shmemi_heap_fixed, shmemi_heap_seg.size);
+        shmemi_heap_fixed = NULL;
+    }
     shmemi_initialized = 0;
     shmemi_finalized = 1;
     /* Every PE is done with every heap (barrier above), but a peer may
@@ -523,9 +608,37 @@ void shmem_global_exit(int status)
 {
     fflush(stdout);
     fflush(stderr);
-    /* famrun ends the other PEs when one exits with a non-zero status, and
-     * passes that status on; exit 0 would end only this PE. */
+    /* famrun ends the other PEs when one exits with a non-zero status and
+     * passes that status on. Exit 0 would end only this PE: the word in PE
+     * 0's internal area tells PEs blocked in barriers and waits (their spin
+     * loops call shmemi_yield) to exit with the same status. */
+    if (shmemi_initialized && shmemi_exit_word != NULL) {
+        uint64_t *w = shmemi_ptr(shmemi_exit_word, 0);
+        uint64_t v = 0x100 | (uint64_t)(status & 0xff);
+        if (w != NULL)
+            __atomic_store_n(w, v, __ATOMIC_RELEASE);
+        else
+            fam_set_uint64(shmemi_heap_seg.desc[0], (uintptr_t)shmemi_exit_word - shmemi_heap_seg.base, v);
+    }
     _exit(status);
+}
+
+void shmemi_yield(void)
+{
+    sched_yield();
+    if (!shmemi_initialized || shmemi_exit_word == NULL)
+        return;
+    uint64_t *w = shmemi_ptr(shmemi_exit_word, 0);
+    uint64_t v = 0;
+    if (w != NULL)
+        v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    else if (shmemi_heap_seg.desc[0] != NULL)
+        fam_fetch_uint64(shmemi_heap_seg.desc[0], (uintptr_t)shmemi_exit_word - shmemi_heap_seg.base, &v);
+    if (v & 0x100) {
+        fflush(stdout);
+        fflush(stderr);
+        _exit((int)(v & 0xff));
+    }
 }
 
 int shmem_my_pe(void)
@@ -549,9 +662,7 @@ int shmem_addr_accessible(const void *addr, int pe)
         return 0;
     if (shmemi_in(&shmemi_heap_seg, addr, 1))
         return 1;
-    if (shmemi_in(&shmemi_data_seg, addr, 1))
-        return shmemi_data_seg.peer[pe] != NULL;
-    return 0;
+    return shmemi_in(&shmemi_data_seg, addr, 1);
 }
 
 void *shmemi_ptr(const void *addr, int pe)
@@ -569,6 +680,10 @@ void *shmemi_ptr(const void *addr, int pe)
 void *shmem_ptr(const void *dest, int pe)
 {
     shmemi_check_init("shmem_ptr");
+    /* This PE's own object is always at its own address (in private mode
+     * too: local memory is this PE's copy). */
+    if (pe == shmemi_my_pe && shmemi_is_symmetric(dest, 1))
+        return (void *)dest;
     return shmemi_ptr(dest, pe);
 }
 
@@ -586,6 +701,14 @@ void shmem_info_get_name(char *name)
         strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN - 1);
         name[SHMEM_MAX_NAME_LEN - 1] = 0;
     }
+}
+
+/* shmemi_internal_alloc during shmem_init (before shmemi_initialized). */
+static void *shmemi_internal_alloc_at_init(size_t n)
+{
+    size_t at = (shmemi_internal_used + 63) & ~(size_t)63;
+    shmemi_internal_used = at + n;
+    return (char *)shmemi_heap_seg.base + at;
 }
 
 void *shmemi_internal_alloc(size_t n)
@@ -608,18 +731,133 @@ void *shmemi_internal_alloc(size_t n)
 
 /* ---- the data path ------------------------------------------------------------------ */
 
+char *shmemi_xlate_slow(const char *call, const void *addr, size_t len, int pe, shmemi_seg **seg, size_t *off)
+{
+    if ((unsigned)pe >= (unsigned)shmemi_n_pes)
+        shmemi_check_pe(call, pe);
+    shmemi_seg *s = &shmemi_heap_seg;
+    if (!shmemi_in(s, addr, len)) {
+        s = &shmemi_data_seg;
+        if (!shmemi_in(s, addr, len)) {
+            shmemi_check_init(call);
+            shmemi_check_sym(call, addr, len);
+        }
+    }
+    size_t o = (uintptr_t)addr - s->base;
+    if (s->peer[pe] != NULL)
+        return s->peer[pe] + o;
+    *seg = s;
+    *off = o;
+    return NULL;
+}
+
 static void shmemi_no_path(const char *call, shmemi_seg *seg, int pe)
 {
-    if (seg == &shmemi_data_seg)
-        shmemi_abort(call,
-                     "the target is static/global data of PE %d, which is not mapped in this process "
-                     "(the PEs do not share memory: another host, or memory servers); use the symmetric "
-                     "heap (shmem_malloc) for such targets",
-                     pe);
+    if (seg->desc[pe] == NULL)
+        shmemi_abort(call, "the %s of PE %d is not reachable from this PE", seg->what, pe);
+}
+
+/* Private mode: sends the bytes of [lo, hi) of seg the program changed
+ * since the last exchange (local differs from twin) to this PE's item.
+ * Only bytes that differ are written, never their neighbours, so bytes
+ * peers put into the item meanwhile survive. */
+static void shmemi_push_range(shmemi_seg *s, size_t lo, size_t hi)
+{
+    const char *loc = (const char *)s->base;
+    char *tw = s->twin;
+    size_t i = lo;
+    while (i < hi) {
+        while (i + 8 <= hi) {
+            uint64_t a, b;
+            memcpy(&a, loc + i, 8);
+            memcpy(&b, tw + i, 8);
+            if (a != b)
+                break;
+            i += 8;
+        }
+        while (i < hi && loc[i] == tw[i])
+            i++;
+        if (i >= hi)
+            break;
+        size_t j = i;
+        while (j < hi && loc[j] != tw[j])
+            j++;
+        memcpy(tw + i, loc + i, j - i);
+        if (fam_put_blocking(tw + i, s->desc[shmemi_my_pe], i, j - i) != 0)
+            shmemi_abort("shmem_barrier_all", "writing this PE's %s to its FAM item: %s", s->what, fam_errmsg());
+        i = j;
+    }
+}
+
+/* Private mode: copies [lo, hi) of this PE's item into local memory. */
+static void shmemi_pull_range(shmemi_seg *s, size_t lo, size_t hi)
+{
+    if (hi <= lo)
+        return;
+    if (fam_get_blocking(s->twin + lo, s->desc[shmemi_my_pe], lo, hi - lo) != 0)
+        shmemi_abort("shmem_barrier_all", "reading this PE's %s from its FAM item: %s", s->what, fam_errmsg());
+    memcpy((char *)s->base + lo, s->twin + lo, hi - lo);
+}
+
+/* The ranges private mode exchanges: the heap's used internal reserve and
+ * its allocated part, and all of the static data. */
+static pthread_mutex_t shmemi_exchange_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void shmemi_exchange(int push)
+{
+    /* Threads (SHMEM_THREAD_MULTIPLE) waiting at once share the twins. */
+    pthread_mutex_lock(&shmemi_exchange_mu);
+    struct {
+        shmemi_seg *s;
+        size_t lo, hi;
+    } r[3] = {
+        {&shmemi_heap_seg, 0, shmemi_internal_used},
+        {&shmemi_heap_seg, SHMEMI_INTERNAL_SIZE, SHMEMI_INTERNAL_SIZE + shmemi_heap_hwm},
+        {&shmemi_data_seg, 0, shmemi_data_seg.size},
+    };
+    for (int i = 0; i < 3; i++) {
+        if (!r[i].s->priv)
+            continue;
+        if (push)
+            shmemi_push_range(r[i].s, r[i].lo, r[i].hi);
+        else
+            shmemi_pull_range(r[i].s, r[i].lo, r[i].hi);
+    }
+    pthread_mutex_unlock(&shmemi_exchange_mu);
+}
+
+void shmemi_sync_push(void)
+{
+    if (shmemi_private_mode)
+        shmemi_exchange(1);
+}
+
+void shmemi_sync_pull(void)
+{
+    if (shmemi_private_mode)
+        shmemi_exchange(0);
+}
+
+void shmemi_wait_read(const void *ivar, void *out, size_t n)
+{
+    shmemi_seg *s = shmemi_in(&shmemi_heap_seg, ivar, n) ? &shmemi_heap_seg
+                    : shmemi_in(&shmemi_data_seg, ivar, n) ? &shmemi_data_seg
+                                                           : NULL;
+    if (s == NULL || !s->priv) {
+        memcpy(out, ivar, n); /* callers load atomically where it matters */
+        return;
+    }
+    size_t off = (uintptr_t)ivar - s->base;
+    if (fam_get_blocking(out, s->desc[shmemi_my_pe], off, n) != 0)
+        shmemi_abort("shmem_wait_until", "reading this PE's %s from its FAM item: %s", s->what, fam_errmsg());
 }
 
 void shmemi_slow_put(const char *call, shmemi_seg *seg, size_t off, const void *src, size_t n, int pe)
 {
+    if (seg->priv && pe == shmemi_my_pe) {
+        memmove((char *)seg->base + off, src, n);
+        return;
+    }
     shmemi_no_path(call, seg, pe);
     if (fam_put_blocking((void *)src, seg->desc[pe], off, n) != 0)
         shmemi_abort(call, "writing %zu bytes to PE %d: %s", n, pe, fam_errmsg());
@@ -627,6 +865,10 @@ void shmemi_slow_put(const char *call, shmemi_seg *seg, size_t off, const void *
 
 void shmemi_slow_get(const char *call, shmemi_seg *seg, size_t off, void *dst, size_t n, int pe)
 {
+    if (seg->priv && pe == shmemi_my_pe) {
+        memmove(dst, (char *)seg->base + off, n);
+        return;
+    }
     shmemi_no_path(call, seg, pe);
     if (fam_get_blocking(dst, seg->desc[pe], off, n) != 0)
         shmemi_abort(call, "reading %zu bytes from PE %d: %s", n, pe, fam_errmsg());
@@ -637,6 +879,12 @@ void shmemi_slow_get(const char *call, shmemi_seg *seg, size_t off, void *dst, s
                                    uint##W##_t cmp, int pe)                                                    \
     {                                                                                                          \
         shmemi_no_path(call, seg, pe);                                                                         \
+        /* An atomic on this PE's own word in private mode: the item is   \
+         * where peers' atomics meet, so the local value goes there first \
+         * and the result comes back. */                                   \
+        int self = seg->priv && pe == shmemi_my_pe;                                                            \
+        if (self)                                                                                              \
+            shmemi_push_range(seg, off, off + W / 8);                                                          \
         fam_desc_t *d = seg->desc[pe];                                                                         \
         uint##W##_t old = 0;                                                                                   \
         int rc;                                                                                                \
@@ -652,6 +900,8 @@ void shmemi_slow_get(const char *call, shmemi_seg *seg, size_t off, void *dst, s
         }                                                                                                      \
         if (rc != 0)                                                                                           \
             shmemi_abort(call, "atomic on PE %d: %s", pe, fam_errmsg());                                       \
+        if (self)                                                                                              \
+            shmemi_pull_range(seg, off, off + W / 8);                                                          \
         return old;                                                                                            \
     }
 SHMEMI_SLOW_AMO(32)

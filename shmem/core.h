@@ -24,7 +24,16 @@ typedef struct {
     char **peer;
     fam_desc_t **desc;
     const char *what; /* "symmetric heap" or "static/global data" */
+    /* Private mode (shmemi_private_mode): this PE's copy at base is
+     * private memory, its item the shared copy; twin holds the bytes last
+     * exchanged with the item, to find what the program changed since. */
+    int priv;
+    char *twin;
 } shmemi_seg;
+
+/* Byte offset, past the internal reserve, of the end of the highest block
+ * the allocator ever handed out (heap.c): what private mode exchanges. */
+extern size_t shmemi_heap_hwm;
 
 extern shmemi_seg shmemi_heap_seg, shmemi_data_seg;
 
@@ -35,28 +44,22 @@ extern int shmemi_thread_level;
  * world PE pe. Returns the address in this process where that memory is
  * mapped, or NULL with *seg and *off set for the data path. Aborts the job
  * (naming call) when pe is out of range or the range is not symmetric. */
-static inline char *shmemi_xlate(const char *call, const void *addr, size_t len, int pe, shmemi_seg **seg,
-                                 size_t *off)
+char *shmemi_xlate_slow(const char *call, const void *addr, size_t len, int pe, shmemi_seg **seg, size_t *off);
+
+static inline __attribute__((always_inline)) char *shmemi_xlate(const char *call, const void *addr, size_t len,
+                                                               int pe, shmemi_seg **seg, size_t *off)
 {
-    uintptr_t a = (uintptr_t)addr;
-    if (__builtin_expect((unsigned)pe >= (unsigned)shmemi_n_pes, 0))
-        shmemi_check_pe(call, pe);
-    size_t o = a - shmemi_heap_seg.base;
-    shmemi_seg *s = &shmemi_heap_seg;
-    if (__builtin_expect(o >= s->size || len > s->size - o, 0)) {
-        s = &shmemi_data_seg;
-        o = a - s->base;
-        if (o >= s->size || len > s->size - o) {
-            shmemi_check_init(call);
-            shmemi_check_sym(call, addr, len);
-        }
+    /* The fast path: a mapped peer's heap. Everything else (static data,
+     * the data path, bad arguments) is out of line. */
+    size_t o = (uintptr_t)addr - shmemi_heap_seg.base;
+    if (__builtin_expect((unsigned)pe < (unsigned)shmemi_n_pes && o < shmemi_heap_seg.size &&
+                             len <= shmemi_heap_seg.size - o,
+                         1)) {
+        char *p = shmemi_heap_seg.peer[pe];
+        if (__builtin_expect(p != NULL, 1))
+            return p + o;
     }
-    char *p = s->peer[pe];
-    if (__builtin_expect(p != NULL, 1))
-        return p + o;
-    *seg = s;
-    *off = o;
-    return NULL;
+    return shmemi_xlate_slow(call, addr, len, pe, seg, off);
 }
 
 /* The data path (peer memory not mapped here): blocking transfers and
@@ -77,11 +80,15 @@ enum {
     SHMEMI_AMO_XOR
 };
 
+/* Reads n bytes of this PE's symmetric variable ivar where peers' writes
+ * land (its item in private mode, else ivar itself). */
+void shmemi_wait_read(const void *ivar, void *out, size_t n);
+
 uint32_t shmemi_slow_amo32(const char *call, shmemi_seg *seg, size_t off, int op, uint32_t v, uint32_t cmp, int pe);
 uint64_t shmemi_slow_amo64(const char *call, shmemi_seg *seg, size_t off, int op, uint64_t v, uint64_t cmp, int pe);
 
 /* Byte copy to and from PE pe with the checks of call. */
-static inline void shmemi_put_c(const char *call, void *dest, const void *src, size_t n, int pe)
+static inline __attribute__((always_inline)) void shmemi_put_c(const char *call, void *dest, const void *src, size_t n, int pe)
 {
     shmemi_seg *seg;
     size_t off;
@@ -94,7 +101,7 @@ static inline void shmemi_put_c(const char *call, void *dest, const void *src, s
         shmemi_slow_put(call, seg, off, src, n, pe);
 }
 
-static inline void shmemi_get_c(const char *call, void *dest, const void *src, size_t n, int pe)
+static inline __attribute__((always_inline)) void shmemi_get_c(const char *call, void *dest, const void *src, size_t n, int pe)
 {
     shmemi_seg *seg;
     size_t off;
@@ -118,7 +125,7 @@ void shmemi_iget_c(const char *call, void *dest, const void *src, ptrdiff_t tst,
  * signed, unsigned and floating-point forms are the same bit operations:
  * add is two's complement, float/double only fetch/set/swap/cswap).
  * Returns the previous value (FETCH: the value). */
-static inline uint32_t shmemi_amo32(const char *call, void *dest, int op, uint32_t v, uint32_t cmp, int pe)
+static inline __attribute__((always_inline)) uint32_t shmemi_amo32(const char *call, void *dest, int op, uint32_t v, uint32_t cmp, int pe)
 {
     shmemi_seg *seg;
     size_t off;
@@ -139,7 +146,7 @@ static inline uint32_t shmemi_amo32(const char *call, void *dest, int op, uint32
     }
 }
 
-static inline uint64_t shmemi_amo64(const char *call, void *dest, int op, uint64_t v, uint64_t cmp, int pe)
+static inline __attribute__((always_inline)) uint64_t shmemi_amo64(const char *call, void *dest, int op, uint64_t v, uint64_t cmp, int pe)
 {
     shmemi_seg *seg;
     size_t off;
@@ -161,7 +168,7 @@ static inline uint64_t shmemi_amo64(const char *call, void *dest, int op, uint64
 }
 
 /* World PE of PE pe of ctx's team, aborting naming call when out of range. */
-static inline int shmemi_ctx_pe(const char *call, const struct shmemi_ctx *ctx, int pe)
+static inline __attribute__((always_inline)) int shmemi_ctx_pe(const char *call, const struct shmemi_ctx *ctx, int pe)
 {
     if (__builtin_expect(ctx == &shmemi_ctx_default, 1))
         return pe;
@@ -173,14 +180,14 @@ static inline int shmemi_ctx_pe(const char *call, const struct shmemi_ctx *ctx, 
     return w;
 }
 
-/* Spin-wait step: a pause, and every so many steps the processor is given
- * up, so a PE spinning on a core another PE needs does not starve it
- * (oversubscribed jobs). */
+/* Spin-wait step: a pause, and every so many steps shmemi_yield (gives
+ * up the processor, so a PE spinning on a core another PE needs does not
+ * starve it in oversubscribed jobs, and ends this PE when another called
+ * shmem_global_exit). */
 static inline void shmemi_spin(unsigned *n)
 {
-    extern int sched_yield(void);
     if ((++*n & 63) == 0)
-        sched_yield();
+        shmemi_yield();
     else
         shmemi_pause();
 }

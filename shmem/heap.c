@@ -22,6 +22,7 @@ typedef struct shmemi_block {
 static char *shmemi_heap_base;
 static shmemi_block *shmemi_blocks;
 static pthread_mutex_t shmemi_heap_mu = PTHREAD_MUTEX_INITIALIZER;
+size_t shmemi_heap_hwm;
 
 #define SHMEMI_MIN_ALIGN 64 /* a cache line: no false sharing between blocks */
 
@@ -37,6 +38,7 @@ void shmemi_heap_setup(void *base, size_t size)
     if (shmemi_blocks == NULL)
         shmemi_abort("shmem_init", "out of memory");
     shmemi_blocks->size = size;
+    shmemi_heap_hwm = 0;
 }
 
 /* Splits block b at b->off + at: b keeps the first at bytes. */
@@ -76,6 +78,8 @@ static void *shmemi_alloc_locked(size_t align, size_t n)
         if (shmemi_split(b, n) != 0)
             return NULL;
         b->used = 1;
+        if (b->off + b->size > shmemi_heap_hwm)
+            shmemi_heap_hwm = b->off + b->size;
         return shmemi_heap_base + b->off;
     }
     return NULL;
@@ -150,17 +154,10 @@ void *shmem_calloc(size_t count, size_t size)
         pthread_mutex_lock(&shmemi_heap_mu);
         p = shmemi_alloc_locked(SHMEMI_MIN_ALIGN, n);
         pthread_mutex_unlock(&shmemi_heap_mu);
-        if (p != NULL) {
-            if (shmemi_ptr(p, shmemi_my_pe) != NULL) {
-                memset(p, 0, n);
-            } else {
-                /* Data path mode: the item is the heap's copy. */
-                static const char zero[4096];
-                for (size_t o = 0; o < n; o += sizeof zero)
-                    shmemi_put((char *)p + o, zero, n - o < sizeof zero ? n - o : sizeof zero, shmemi_my_pe);
-                memset(p, 0, n);
-            }
-        }
+        /* Local memory is this PE's copy in either mode (private mode
+         * sends the zeros to the item at the next sync point). */
+        if (p != NULL)
+            memset(p, 0, n);
     }
     shmemi_barrier_all();
     return p;
@@ -208,17 +205,7 @@ void *shmem_realloc(void *ptr, size_t size)
     size_t old = b->size;
     void *p = shmemi_alloc_locked(SHMEMI_MIN_ALIGN, size);
     if (p != NULL) {
-        size_t n = old < size ? old : size;
-        if (shmemi_ptr(p, shmemi_my_pe) != NULL) {
-            memmove(p, ptr, n);
-        } else {
-            char buf[4096];
-            for (size_t o = 0; o < n; o += sizeof buf) {
-                size_t k = n - o < sizeof buf ? n - o : sizeof buf;
-                shmemi_get(buf, (char *)ptr + o, k, shmemi_my_pe);
-                shmemi_put((char *)p + o, buf, k, shmemi_my_pe);
-            }
-        }
+        memmove(p, ptr, old < size ? old : size);
         shmemi_free_locked(call, ptr);
     }
     pthread_mutex_unlock(&shmemi_heap_mu);

@@ -60,6 +60,22 @@ void shmemi_get(void *dest, const void *src, size_t n, int pe);
  * Aborts when the reserve is exhausted. */
 void *shmemi_internal_alloc(size_t n);
 
+/* 1 when this PE's symmetric memory is private memory rather than the
+ * FAM items themselves (fam_map cannot map them: famrun --servers K, or
+ * another host). Then shmemi_ptr returns NULL for every PE, this one
+ * included; shmemi_put/shmemi_get to this PE copy to and from its local
+ * memory; puts, gets and atomics to peers go to their items; and what
+ * peers wrote becomes visible in local memory at the sync points below
+ * (shmemi_barrier_all, and wait_until/test calls that succeed). */
+extern int shmemi_private_mode;
+
+/* Private mode's exchange with the items (no-ops otherwise): push sends
+ * what the program stored locally since the last exchange to this PE's
+ * items, pull copies the items back into local memory. A barrier does
+ * push, then the rendezvous, then pull (shmemi_barrier_all does). */
+void shmemi_sync_push(void);
+void shmemi_sync_pull(void);
+
 /* ---- synchronisation ------------------------------------------------------- */
 
 /* A barrier over every PE with the memory ordering of shmem_barrier_all
@@ -81,6 +97,12 @@ static inline void shmemi_pause(void)
     __asm__ __volatile__("" ::: "memory");
 #endif
 }
+
+/* To be called every so often (say every 64 pauses) in spin loops:
+ * gives up the processor (oversubscribed jobs) and ends this PE with the
+ * status another PE gave shmem_global_exit, so PEs blocked in a barrier or
+ * a wait do not outlive it. */
+void shmemi_yield(void);
 
 /* ---- teams and contexts -------------------------------------------------------- */
 

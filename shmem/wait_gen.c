@@ -9,26 +9,33 @@
 #include "core.h"
 #include "shmem.h"
 
-/* Loads size bytes of the symmetric variable ivar of this PE. */
+/* Loads size bytes of this PE's variable ivar, where peers' writes land. */
 static inline void shmemi_wait_load(const void *ivar, void *out, size_t size)
 {
-    shmemi_seg *seg;
-    size_t off;
-    const char *p = ivar;
-    if (shmemi_is_symmetric(ivar, size)) {
-        p = shmemi_xlate("shmem_wait_until", ivar, size, shmemi_my_pe, &seg, &off);
-        if (p == NULL) {
-            shmemi_slow_get("shmem_wait_until", seg, off, out, size, shmemi_my_pe);
-            return;
-        }
+    if (__builtin_expect(shmemi_private_mode, 0)) {
+        shmemi_wait_read(ivar, out, size);
+        return;
     }
     switch (size) {
-    case 1: *(uint8_t *)out = __atomic_load_n((const uint8_t *)p, __ATOMIC_ACQUIRE); break;
-    case 2: *(uint16_t *)out = __atomic_load_n((const uint16_t *)p, __ATOMIC_ACQUIRE); break;
-    case 4: *(uint32_t *)out = __atomic_load_n((const uint32_t *)p, __ATOMIC_ACQUIRE); break;
-    default: *(uint64_t *)out = __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE); break;
+    case 1: *(uint8_t *)out = __atomic_load_n((const uint8_t *)ivar, __ATOMIC_ACQUIRE); break;
+    case 2: *(uint16_t *)out = __atomic_load_n((const uint16_t *)ivar, __ATOMIC_ACQUIRE); break;
+    case 4: *(uint32_t *)out = __atomic_load_n((const uint32_t *)ivar, __ATOMIC_ACQUIRE); break;
+    default: *(uint64_t *)out = __atomic_load_n((const uint64_t *)ivar, __ATOMIC_ACQUIRE); break;
     }
 }
+
+/* In private mode a wait or test is a sync point: what this PE stored
+ * goes to its items first (a peer may be waiting for it), and once the
+ * condition holds the items come back, so the data a peer put before
+ * its signal is seen. No-ops otherwise. */
+#define SHMEMI_SYNC_BEGIN() shmemi_sync_push()
+static inline size_t shmemi_sync_end(size_t ok)
+{
+    if (ok)
+        shmemi_sync_pull();
+    return ok;
+}
+#define SHMEMI_SYNC_END(ok) shmemi_sync_end(ok)
 
 static void shmemi_bad_cmp(const char *call, int cmp)
 {
@@ -52,8 +59,10 @@ void shmem_short_wait_until(short *ivar, int cmp, short cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_short_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_short_wait(short *ivar, short cmp_value)
 {
@@ -62,7 +71,8 @@ void shmem_short_wait(short *ivar, short cmp_value)
 int shmem_short_test(short *ivar, int cmp, short cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_short_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_short_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -107,8 +117,10 @@ static void shmemi_short_wait_all(const char *call, short *ivars, size_t nelems,
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_short_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_short_wait_any(const char *call, short *ivars, size_t nelems, const int *status, int cmp,
                                         short v, const short *vs)
@@ -118,8 +130,10 @@ static size_t shmemi_short_wait_any(const char *call, short *ivars, size_t nelem
     shmemi_check_init(call);
     if (shmemi_short_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_short_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_short_wait_some(const char *call, short *ivars, size_t nelems, size_t *indices,
@@ -130,8 +144,10 @@ static size_t shmemi_short_wait_some(const char *call, short *ivars, size_t nele
     shmemi_check_init(call);
     if (shmemi_short_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_short_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_short_wait_until_all(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
@@ -161,36 +177,44 @@ size_t shmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *i
 int shmem_short_test_all(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_short_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_short_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_short_test_any(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_short_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_short_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_short_test_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_short_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_short_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_short_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_short_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_short_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_short_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_short_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_short_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* int */
@@ -204,8 +228,10 @@ void shmem_int_wait_until(int *ivar, int cmp, int cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_int_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_int_wait(int *ivar, int cmp_value)
 {
@@ -214,7 +240,8 @@ void shmem_int_wait(int *ivar, int cmp_value)
 int shmem_int_test(int *ivar, int cmp, int cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -259,8 +286,10 @@ static void shmemi_int_wait_all(const char *call, int *ivars, size_t nelems, con
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_int_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_int_wait_any(const char *call, int *ivars, size_t nelems, const int *status, int cmp,
                                         int v, const int *vs)
@@ -270,8 +299,10 @@ static size_t shmemi_int_wait_any(const char *call, int *ivars, size_t nelems, c
     shmemi_check_init(call);
     if (shmemi_int_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_int_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_int_wait_some(const char *call, int *ivars, size_t nelems, size_t *indices,
@@ -282,8 +313,10 @@ static size_t shmemi_int_wait_some(const char *call, int *ivars, size_t nelems, 
     shmemi_check_init(call);
     if (shmemi_int_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_int_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_int_wait_until_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
@@ -313,36 +346,44 @@ size_t shmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indic
 int shmem_int_test_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_int_test_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_int_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_int_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_int_test_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_int_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_int_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_int_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_int_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* long */
@@ -356,8 +397,10 @@ void shmem_long_wait_until(long *ivar, int cmp, long cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_long_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_long_wait(long *ivar, long cmp_value)
 {
@@ -366,7 +409,8 @@ void shmem_long_wait(long *ivar, long cmp_value)
 int shmem_long_test(long *ivar, int cmp, long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_long_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_long_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -411,8 +455,10 @@ static void shmemi_long_wait_all(const char *call, long *ivars, size_t nelems, c
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_long_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_long_wait_any(const char *call, long *ivars, size_t nelems, const int *status, int cmp,
                                         long v, const long *vs)
@@ -422,8 +468,10 @@ static size_t shmemi_long_wait_any(const char *call, long *ivars, size_t nelems,
     shmemi_check_init(call);
     if (shmemi_long_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_long_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_long_wait_some(const char *call, long *ivars, size_t nelems, size_t *indices,
@@ -434,8 +482,10 @@ static size_t shmemi_long_wait_some(const char *call, long *ivars, size_t nelems
     shmemi_check_init(call);
     if (shmemi_long_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_long_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_long_wait_until_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
@@ -465,36 +515,44 @@ size_t shmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *ind
 int shmem_long_test_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_long_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_long_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_long_test_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_long_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_long_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_long_test_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_long_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_long_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_long_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_long_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_long_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_long_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_long_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_long_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* long long */
@@ -508,8 +566,10 @@ void shmem_longlong_wait_until(long long *ivar, int cmp, long long cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_longlong_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_longlong_wait(long long *ivar, long long cmp_value)
 {
@@ -518,7 +578,8 @@ void shmem_longlong_wait(long long *ivar, long long cmp_value)
 int shmem_longlong_test(long long *ivar, int cmp, long long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_longlong_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_longlong_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -563,8 +624,10 @@ static void shmemi_longlong_wait_all(const char *call, long long *ivars, size_t 
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_longlong_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_longlong_wait_any(const char *call, long long *ivars, size_t nelems, const int *status, int cmp,
                                         long long v, const long long *vs)
@@ -574,8 +637,10 @@ static size_t shmemi_longlong_wait_any(const char *call, long long *ivars, size_
     shmemi_check_init(call);
     if (shmemi_longlong_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_longlong_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_longlong_wait_some(const char *call, long long *ivars, size_t nelems, size_t *indices,
@@ -586,8 +651,10 @@ static size_t shmemi_longlong_wait_some(const char *call, long long *ivars, size
     shmemi_check_init(call);
     if (shmemi_longlong_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_longlong_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_longlong_wait_until_all(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value)
@@ -617,36 +684,44 @@ size_t shmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, si
 int shmem_longlong_test_all(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_longlong_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_longlong_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_longlong_test_any(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_longlong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_longlong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_longlong_test_some(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_longlong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_longlong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_longlong_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_longlong_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_longlong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_longlong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_longlong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_longlong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* unsigned short */
@@ -660,8 +735,10 @@ void shmem_ushort_wait_until(unsigned short *ivar, int cmp, unsigned short cmp_v
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_ushort_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_ushort_wait(unsigned short *ivar, unsigned short cmp_value)
 {
@@ -670,7 +747,8 @@ void shmem_ushort_wait(unsigned short *ivar, unsigned short cmp_value)
 int shmem_ushort_test(unsigned short *ivar, int cmp, unsigned short cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ushort_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ushort_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -715,8 +793,10 @@ static void shmemi_ushort_wait_all(const char *call, unsigned short *ivars, size
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_ushort_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_ushort_wait_any(const char *call, unsigned short *ivars, size_t nelems, const int *status, int cmp,
                                         unsigned short v, const unsigned short *vs)
@@ -726,8 +806,10 @@ static size_t shmemi_ushort_wait_any(const char *call, unsigned short *ivars, si
     shmemi_check_init(call);
     if (shmemi_ushort_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_ushort_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_ushort_wait_some(const char *call, unsigned short *ivars, size_t nelems, size_t *indices,
@@ -738,8 +820,10 @@ static size_t shmemi_ushort_wait_some(const char *call, unsigned short *ivars, s
     shmemi_check_init(call);
     if (shmemi_ushort_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_ushort_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_ushort_wait_until_all(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short cmp_value)
@@ -769,36 +853,44 @@ size_t shmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems,
 int shmem_ushort_test_all(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ushort_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ushort_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_ushort_test_any(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_ushort_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_ushort_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_ushort_test_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ushort_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ushort_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_ushort_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ushort_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_ushort_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_ushort_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_ushort_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ushort_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* unsigned int */
@@ -812,8 +904,10 @@ void shmem_uint_wait_until(unsigned int *ivar, int cmp, unsigned int cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_uint_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_uint_wait(unsigned int *ivar, unsigned int cmp_value)
 {
@@ -822,7 +916,8 @@ void shmem_uint_wait(unsigned int *ivar, unsigned int cmp_value)
 int shmem_uint_test(unsigned int *ivar, int cmp, unsigned int cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -867,8 +962,10 @@ static void shmemi_uint_wait_all(const char *call, unsigned int *ivars, size_t n
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_uint_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_uint_wait_any(const char *call, unsigned int *ivars, size_t nelems, const int *status, int cmp,
                                         unsigned int v, const unsigned int *vs)
@@ -878,8 +975,10 @@ static size_t shmemi_uint_wait_any(const char *call, unsigned int *ivars, size_t
     shmemi_check_init(call);
     if (shmemi_uint_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_uint_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_uint_wait_some(const char *call, unsigned int *ivars, size_t nelems, size_t *indices,
@@ -890,8 +989,10 @@ static size_t shmemi_uint_wait_some(const char *call, unsigned int *ivars, size_
     shmemi_check_init(call);
     if (shmemi_uint_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_uint_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_uint_wait_until_all(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value)
@@ -921,36 +1022,44 @@ size_t shmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, siz
 int shmem_uint_test_all(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_uint_test_any(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_uint_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_uint_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_uint_test_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_uint_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_uint_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* unsigned long */
@@ -964,8 +1073,10 @@ void shmem_ulong_wait_until(unsigned long *ivar, int cmp, unsigned long cmp_valu
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_ulong_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_ulong_wait(unsigned long *ivar, unsigned long cmp_value)
 {
@@ -974,7 +1085,8 @@ void shmem_ulong_wait(unsigned long *ivar, unsigned long cmp_value)
 int shmem_ulong_test(unsigned long *ivar, int cmp, unsigned long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulong_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulong_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -1019,8 +1131,10 @@ static void shmemi_ulong_wait_all(const char *call, unsigned long *ivars, size_t
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_ulong_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_ulong_wait_any(const char *call, unsigned long *ivars, size_t nelems, const int *status, int cmp,
                                         unsigned long v, const unsigned long *vs)
@@ -1030,8 +1144,10 @@ static size_t shmemi_ulong_wait_any(const char *call, unsigned long *ivars, size
     shmemi_check_init(call);
     if (shmemi_ulong_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_ulong_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_ulong_wait_some(const char *call, unsigned long *ivars, size_t nelems, size_t *indices,
@@ -1042,8 +1158,10 @@ static size_t shmemi_ulong_wait_some(const char *call, unsigned long *ivars, siz
     shmemi_check_init(call);
     if (shmemi_ulong_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_ulong_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_ulong_wait_until_all(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value)
@@ -1073,36 +1191,44 @@ size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, s
 int shmem_ulong_test_all(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulong_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulong_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_ulong_test_any(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_ulong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_ulong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_ulong_test_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulong_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulong_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_ulong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_ulong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* unsigned long long */
@@ -1116,8 +1242,10 @@ void shmem_ulonglong_wait_until(unsigned long long *ivar, int cmp, unsigned long
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_ulonglong_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_ulonglong_wait(unsigned long long *ivar, unsigned long long cmp_value)
 {
@@ -1126,7 +1254,8 @@ void shmem_ulonglong_wait(unsigned long long *ivar, unsigned long long cmp_value
 int shmem_ulonglong_test(unsigned long long *ivar, int cmp, unsigned long long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulonglong_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulonglong_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -1171,8 +1300,10 @@ static void shmemi_ulonglong_wait_all(const char *call, unsigned long long *ivar
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_ulonglong_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_ulonglong_wait_any(const char *call, unsigned long long *ivars, size_t nelems, const int *status, int cmp,
                                         unsigned long long v, const unsigned long long *vs)
@@ -1182,8 +1313,10 @@ static size_t shmemi_ulonglong_wait_any(const char *call, unsigned long long *iv
     shmemi_check_init(call);
     if (shmemi_ulonglong_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_ulonglong_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_ulonglong_wait_some(const char *call, unsigned long long *ivars, size_t nelems, size_t *indices,
@@ -1194,8 +1327,10 @@ static size_t shmemi_ulonglong_wait_some(const char *call, unsigned long long *i
     shmemi_check_init(call);
     if (shmemi_ulonglong_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_ulonglong_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_ulonglong_wait_until_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value)
@@ -1225,36 +1360,44 @@ size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t 
 int shmem_ulonglong_test_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulonglong_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulonglong_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_ulonglong_test_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_ulonglong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_ulonglong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_ulonglong_test_some(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulonglong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulonglong_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulonglong_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulonglong_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_ulonglong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_ulonglong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_ulonglong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ulonglong_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* int32_t */
@@ -1268,8 +1411,10 @@ void shmem_int32_wait_until(int32_t *ivar, int cmp, int32_t cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_int32_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_int32_wait(int32_t *ivar, int32_t cmp_value)
 {
@@ -1278,7 +1423,8 @@ void shmem_int32_wait(int32_t *ivar, int32_t cmp_value)
 int shmem_int32_test(int32_t *ivar, int cmp, int32_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int32_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int32_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -1323,8 +1469,10 @@ static void shmemi_int32_wait_all(const char *call, int32_t *ivars, size_t nelem
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_int32_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_int32_wait_any(const char *call, int32_t *ivars, size_t nelems, const int *status, int cmp,
                                         int32_t v, const int32_t *vs)
@@ -1334,8 +1482,10 @@ static size_t shmemi_int32_wait_any(const char *call, int32_t *ivars, size_t nel
     shmemi_check_init(call);
     if (shmemi_int32_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_int32_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_int32_wait_some(const char *call, int32_t *ivars, size_t nelems, size_t *indices,
@@ -1346,8 +1496,10 @@ static size_t shmemi_int32_wait_some(const char *call, int32_t *ivars, size_t ne
     shmemi_check_init(call);
     if (shmemi_int32_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_int32_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_int32_wait_until_all(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
@@ -1377,36 +1529,44 @@ size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t 
 int shmem_int32_test_all(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int32_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int32_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_int32_test_any(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_int32_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_int32_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_int32_test_some(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int32_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int32_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_int32_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int32_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_int32_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_int32_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_int32_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int32_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* int64_t */
@@ -1420,8 +1580,10 @@ void shmem_int64_wait_until(int64_t *ivar, int cmp, int64_t cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_int64_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_int64_wait(int64_t *ivar, int64_t cmp_value)
 {
@@ -1430,7 +1592,8 @@ void shmem_int64_wait(int64_t *ivar, int64_t cmp_value)
 int shmem_int64_test(int64_t *ivar, int cmp, int64_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int64_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int64_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -1475,8 +1638,10 @@ static void shmemi_int64_wait_all(const char *call, int64_t *ivars, size_t nelem
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_int64_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_int64_wait_any(const char *call, int64_t *ivars, size_t nelems, const int *status, int cmp,
                                         int64_t v, const int64_t *vs)
@@ -1486,8 +1651,10 @@ static size_t shmemi_int64_wait_any(const char *call, int64_t *ivars, size_t nel
     shmemi_check_init(call);
     if (shmemi_int64_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_int64_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_int64_wait_some(const char *call, int64_t *ivars, size_t nelems, size_t *indices,
@@ -1498,8 +1665,10 @@ static size_t shmemi_int64_wait_some(const char *call, int64_t *ivars, size_t ne
     shmemi_check_init(call);
     if (shmemi_int64_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_int64_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_int64_wait_until_all(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
@@ -1529,36 +1698,44 @@ size_t shmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t 
 int shmem_int64_test_all(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int64_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int64_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_int64_test_any(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_int64_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_int64_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_int64_test_some(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_int64_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int64_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_int64_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int64_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_int64_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_int64_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_int64_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_int64_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* uint32_t */
@@ -1572,8 +1749,10 @@ void shmem_uint32_wait_until(uint32_t *ivar, int cmp, uint32_t cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_uint32_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_uint32_wait(uint32_t *ivar, uint32_t cmp_value)
 {
@@ -1582,7 +1761,8 @@ void shmem_uint32_wait(uint32_t *ivar, uint32_t cmp_value)
 int shmem_uint32_test(uint32_t *ivar, int cmp, uint32_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint32_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint32_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -1627,8 +1807,10 @@ static void shmemi_uint32_wait_all(const char *call, uint32_t *ivars, size_t nel
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_uint32_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_uint32_wait_any(const char *call, uint32_t *ivars, size_t nelems, const int *status, int cmp,
                                         uint32_t v, const uint32_t *vs)
@@ -1638,8 +1820,10 @@ static size_t shmemi_uint32_wait_any(const char *call, uint32_t *ivars, size_t n
     shmemi_check_init(call);
     if (shmemi_uint32_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_uint32_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_uint32_wait_some(const char *call, uint32_t *ivars, size_t nelems, size_t *indices,
@@ -1650,8 +1834,10 @@ static size_t shmemi_uint32_wait_some(const char *call, uint32_t *ivars, size_t 
     shmemi_check_init(call);
     if (shmemi_uint32_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_uint32_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_uint32_wait_until_all(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value)
@@ -1681,36 +1867,44 @@ size_t shmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_
 int shmem_uint32_test_all(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint32_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint32_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_uint32_test_any(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_uint32_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_uint32_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_uint32_test_some(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint32_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint32_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint32_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint32_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_uint32_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_uint32_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint32_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint32_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* uint64_t */
@@ -1724,8 +1918,10 @@ void shmem_uint64_wait_until(uint64_t *ivar, int cmp, uint64_t cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_uint64_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_uint64_wait(uint64_t *ivar, uint64_t cmp_value)
 {
@@ -1734,7 +1930,8 @@ void shmem_uint64_wait(uint64_t *ivar, uint64_t cmp_value)
 int shmem_uint64_test(uint64_t *ivar, int cmp, uint64_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint64_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint64_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -1779,8 +1976,10 @@ static void shmemi_uint64_wait_all(const char *call, uint64_t *ivars, size_t nel
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_uint64_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_uint64_wait_any(const char *call, uint64_t *ivars, size_t nelems, const int *status, int cmp,
                                         uint64_t v, const uint64_t *vs)
@@ -1790,8 +1989,10 @@ static size_t shmemi_uint64_wait_any(const char *call, uint64_t *ivars, size_t n
     shmemi_check_init(call);
     if (shmemi_uint64_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_uint64_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_uint64_wait_some(const char *call, uint64_t *ivars, size_t nelems, size_t *indices,
@@ -1802,8 +2003,10 @@ static size_t shmemi_uint64_wait_some(const char *call, uint64_t *ivars, size_t 
     shmemi_check_init(call);
     if (shmemi_uint64_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_uint64_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_uint64_wait_until_all(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value)
@@ -1833,36 +2036,44 @@ size_t shmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_
 int shmem_uint64_test_all(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint64_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint64_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_uint64_test_any(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_uint64_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_uint64_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_uint64_test_some(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint64_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint64_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint64_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint64_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_uint64_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_uint64_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_uint64_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_uint64_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* size_t */
@@ -1876,8 +2087,10 @@ void shmem_size_wait_until(size_t *ivar, int cmp, size_t cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_size_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_size_wait(size_t *ivar, size_t cmp_value)
 {
@@ -1886,7 +2099,8 @@ void shmem_size_wait(size_t *ivar, size_t cmp_value)
 int shmem_size_test(size_t *ivar, int cmp, size_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_size_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_size_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -1931,8 +2145,10 @@ static void shmemi_size_wait_all(const char *call, size_t *ivars, size_t nelems,
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_size_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_size_wait_any(const char *call, size_t *ivars, size_t nelems, const int *status, int cmp,
                                         size_t v, const size_t *vs)
@@ -1942,8 +2158,10 @@ static size_t shmemi_size_wait_any(const char *call, size_t *ivars, size_t nelem
     shmemi_check_init(call);
     if (shmemi_size_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_size_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_size_wait_some(const char *call, size_t *ivars, size_t nelems, size_t *indices,
@@ -1954,8 +2172,10 @@ static size_t shmemi_size_wait_some(const char *call, size_t *ivars, size_t nele
     shmemi_check_init(call);
     if (shmemi_size_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_size_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_size_wait_until_all(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
@@ -1985,36 +2205,44 @@ size_t shmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *i
 int shmem_size_test_all(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_size_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_size_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_size_test_any(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_size_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_size_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_size_test_some(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_size_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_size_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_size_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_size_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_size_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_size_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_size_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_size_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* ptrdiff_t */
@@ -2028,8 +2256,10 @@ void shmem_ptrdiff_wait_until(ptrdiff_t *ivar, int cmp, ptrdiff_t cmp_value)
 {
     unsigned n = 0;
     shmemi_check_init(__func__);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_ptrdiff_ok(__func__, ivar, cmp, cmp_value))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 void shmem_ptrdiff_wait(ptrdiff_t *ivar, ptrdiff_t cmp_value)
 {
@@ -2038,7 +2268,8 @@ void shmem_ptrdiff_wait(ptrdiff_t *ivar, ptrdiff_t cmp_value)
 int shmem_ptrdiff_test(ptrdiff_t *ivar, int cmp, ptrdiff_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ptrdiff_ok(__func__, ivar, cmp, cmp_value);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ptrdiff_ok(__func__, ivar, cmp, cmp_value));
 }
 /* One pass over the variables not excluded by status and not yet done:
  * marks those that satisfy their comparison in done and returns how many
@@ -2083,8 +2314,10 @@ static void shmemi_ptrdiff_wait_all(const char *call, ptrdiff_t *ivars, size_t n
 {
     unsigned n = 0;
     shmemi_check_init(call);
+    SHMEMI_SYNC_BEGIN();
     while (!shmemi_ptrdiff_test_all(call, ivars, nelems, status, cmp, v, vs))
         shmemi_spin(&n);
+    shmemi_sync_pull();
 }
 static size_t shmemi_ptrdiff_wait_any(const char *call, ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
                                         ptrdiff_t v, const ptrdiff_t *vs)
@@ -2094,8 +2327,10 @@ static size_t shmemi_ptrdiff_wait_any(const char *call, ptrdiff_t *ivars, size_t
     shmemi_check_init(call);
     if (shmemi_ptrdiff_active(nelems, status) == 0)
         return SIZE_MAX;
+    SHMEMI_SYNC_BEGIN();
     while (shmemi_ptrdiff_pass(call, ivars, nelems, status, cmp, v, vs, NULL, NULL, &first) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return first;
 }
 static size_t shmemi_ptrdiff_wait_some(const char *call, ptrdiff_t *ivars, size_t nelems, size_t *indices,
@@ -2106,8 +2341,10 @@ static size_t shmemi_ptrdiff_wait_some(const char *call, ptrdiff_t *ivars, size_
     shmemi_check_init(call);
     if (shmemi_ptrdiff_active(nelems, status) == 0)
         return 0;
+    SHMEMI_SYNC_BEGIN();
     while ((k = shmemi_ptrdiff_pass(call, ivars, nelems, status, cmp, v, vs, NULL, indices, NULL)) == 0)
         shmemi_spin(&n);
+    shmemi_sync_pull();
     return k;
 }
 void shmem_ptrdiff_wait_until_all(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value)
@@ -2137,36 +2374,44 @@ size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, siz
 int shmem_ptrdiff_test_all(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ptrdiff_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ptrdiff_test_all(__func__, ivars, nelems, status, cmp, cmp_value, NULL));
 }
 size_t shmem_ptrdiff_test_any(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_ptrdiff_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_ptrdiff_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_ptrdiff_test_some(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t cmp_value)
 {
     shmemi_check_init(__func__);
-    return shmemi_ptrdiff_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ptrdiff_pass(__func__, ivars, nelems, status, cmp, cmp_value, NULL, NULL, indices, NULL));
 }
 int shmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_ptrdiff_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ptrdiff_test_all(__func__, ivars, nelems, status, cmp, 0, cmp_values));
 }
 size_t shmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
 {
     size_t first = SIZE_MAX;
     shmemi_check_init(__func__);
-    shmemi_ptrdiff_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first);
+    SHMEMI_SYNC_BEGIN();
+    if (shmemi_ptrdiff_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, NULL, &first) > 0)
+        shmemi_sync_pull();
     return first;
 }
 size_t shmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t *cmp_values)
 {
     shmemi_check_init(__func__);
-    return shmemi_ptrdiff_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL);
+    SHMEMI_SYNC_BEGIN();
+    return SHMEMI_SYNC_END(shmemi_ptrdiff_pass(__func__, ivars, nelems, status, cmp, 0, cmp_values, NULL, indices, NULL));
 }
 
 /* The untyped 1.2 names on long. */

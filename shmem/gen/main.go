@@ -44,6 +44,93 @@ func ty(c, name string, size int) Type { return Type{C: c, Name: name, Size: siz
 func fl(c, name string, size int) Type { return Type{C: c, Name: name, Size: size, Float: true} }
 func al(c, name string, size int) Type { return Type{C: c, Name: name, Size: size, Alias: true} }
 
+// Generic is one C11 generic routine: shmem_<Op>(Params) dispatching on
+// the type of *Params[On] over Types; Ctx adds the form with a leading
+// shmem_ctx_t (shmem_ctx_<type>_<op>), chosen by the argument count.
+type Generic struct {
+	Op     string
+	Params []string
+	On     int
+	Types  []Type
+	Ctx    bool
+}
+
+// Generics lists the C11 generic routines of OpenSHMEM 1.5.
+func (t Tables) Generics() []Generic {
+	var g []Generic
+	add := func(op string, types []Type, ctx bool, on int, params ...string) {
+		g = append(g, Generic{Op: op, Params: params, On: on, Types: types, Ctx: ctx})
+	}
+	for _, op := range []string{"put", "get", "put_nbi", "get_nbi"} {
+		add(op, t.RMA, true, 0, "dest", "source", "nelems", "pe")
+	}
+	add("p", t.RMA, true, 0, "dest", "value", "pe")
+	add("g", t.RMA, true, 0, "source", "pe")
+	add("iput", t.RMA, true, 0, "dest", "source", "dst", "sst", "nelems", "pe")
+	add("iget", t.RMA, true, 0, "dest", "source", "dst", "sst", "nelems", "pe")
+	add("put_signal", t.RMA, true, 0, "dest", "source", "nelems", "sig_addr", "signal", "sig_op", "pe")
+	add("put_signal_nbi", t.RMA, true, 0, "dest", "source", "nelems", "sig_addr", "signal", "sig_op", "pe")
+	add("atomic_fetch", t.ExtAMO, true, 0, "source", "pe")
+	add("atomic_set", t.ExtAMO, true, 0, "dest", "value", "pe")
+	add("atomic_swap", t.ExtAMO, true, 0, "dest", "value", "pe")
+	add("atomic_fetch_nbi", t.ExtAMO, true, 0, "fetch", "source", "pe")
+	add("atomic_swap_nbi", t.ExtAMO, true, 0, "fetch", "dest", "value", "pe")
+	add("atomic_compare_swap", t.AMO, true, 0, "dest", "cond", "value", "pe")
+	add("atomic_fetch_inc", t.AMO, true, 0, "dest", "pe")
+	add("atomic_inc", t.AMO, true, 0, "dest", "pe")
+	add("atomic_fetch_add", t.AMO, true, 0, "dest", "value", "pe")
+	add("atomic_add", t.AMO, true, 0, "dest", "value", "pe")
+	add("atomic_compare_swap_nbi", t.AMO, true, 0, "fetch", "dest", "cond", "value", "pe")
+	add("atomic_fetch_inc_nbi", t.AMO, true, 0, "fetch", "dest", "pe")
+	add("atomic_fetch_add_nbi", t.AMO, true, 0, "fetch", "dest", "value", "pe")
+	for _, op := range t.BitwiseOps {
+		add("atomic_fetch_"+op, t.BitAMO, true, 0, "dest", "value", "pe")
+		add("atomic_"+op, t.BitAMO, true, 0, "dest", "value", "pe")
+		add("atomic_fetch_"+op+"_nbi", t.BitAMO, true, 0, "fetch", "dest", "value", "pe")
+	}
+	add("wait_until", t.Wait, false, 0, "ivar", "cmp", "cmp_value")
+	add("test", t.Wait, false, 0, "ivar", "cmp", "cmp_value")
+	for _, op := range []string{"all", "any"} {
+		add("wait_until_"+op, t.Wait, false, 0, "ivars", "nelems", "status", "cmp", "cmp_value")
+		add("test_"+op, t.Wait, false, 0, "ivars", "nelems", "status", "cmp", "cmp_value")
+		add("wait_until_"+op+"_vector", t.Wait, false, 0, "ivars", "nelems", "status", "cmp", "cmp_values")
+		add("test_"+op+"_vector", t.Wait, false, 0, "ivars", "nelems", "status", "cmp", "cmp_values")
+	}
+	add("wait_until_some", t.Wait, false, 0, "ivars", "nelems", "indices", "status", "cmp", "cmp_value")
+	add("test_some", t.Wait, false, 0, "ivars", "nelems", "indices", "status", "cmp", "cmp_value")
+	add("wait_until_some_vector", t.Wait, false, 0, "ivars", "nelems", "indices", "status", "cmp", "cmp_values")
+	add("test_some_vector", t.Wait, false, 0, "ivars", "nelems", "indices", "status", "cmp", "cmp_values")
+	return g
+}
+
+// Macro renders g as C preprocessor definitions: the plain form, the
+// context form, and shmem_<op>(...) choosing between them by the number
+// of arguments (SHMEMI_PICK<n>, defined by the template).
+func (g Generic) Macro() string {
+	ps := strings.Join(g.Params, ", ")
+	on := g.Params[g.On]
+	var b strings.Builder
+	plain := "shmemi_g_" + g.Op
+	if !g.Ctx {
+		plain = "shmem_" + g.Op
+	}
+	fmt.Fprintf(&b, "#define %s(%s) _Generic(*(%s), %s)(%s)\n", plain, ps, on, assoc(g.Types, g.Op), ps)
+	if !g.Ctx {
+		return b.String()
+	}
+	var ctxAssoc []string
+	for _, t := range g.Types {
+		if !t.Alias {
+			ctxAssoc = append(ctxAssoc, t.C+": shmem_ctx_"+t.Name+"_"+g.Op)
+		}
+	}
+	fmt.Fprintf(&b, "#define shmemi_g_ctx_%s(ctx, %s) _Generic(*(%s), %s)(ctx, %s)\n", g.Op, ps, on,
+		strings.Join(ctxAssoc, ", "), ps)
+	fmt.Fprintf(&b, "#define shmem_%s(...) SHMEMI_PICK%d(__VA_ARGS__, shmemi_g_ctx_%s, shmemi_g_%s, _)(__VA_ARGS__)\n",
+		g.Op, len(g.Params), g.Op, g.Op)
+	return b.String()
+}
+
 // assoc renders a _Generic association list "T: shmem_<name>_<suffix>, ..."
 // over the types that are not aliases.
 func assoc(types []Type, suffix string) string {

@@ -2,7 +2,7 @@
  * static buffers (putmem, long_p), reads the left neighbour back (getmem,
  * long_g), counts itself into PE 0 with long_atomic_fetch_add, checks
  * shmem_ptr, malloc/free and quiet/barrier_all. Exit status 1 on any
- * mismatch. (needs: mapped, until the data-path mode shares globals) */
+ * mismatch. */
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
