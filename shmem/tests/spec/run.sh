@@ -48,14 +48,20 @@ pass=0 fail=0 failed=
 printf '%s\n' "$rows" | {
 while read -r prog spec nps expect args; do
   for np in $(echo "$nps" | tr ',' ' '); do
-    tag="$prog${args:+ $args} -np $np"
-    log=$out/log/$prog${args:+-$args}-np$np
+    # "2s": 2 PEs whose heaps live on 2 memory servers (our oshrun's
+    # --servers): no mapping, every access takes the FAM data path. Ours only.
+    extra= dp=
+    case "$np" in
+      *s) [ $spec14 = 1 ] && continue; np=${np%s}; extra="--servers 2"; dp=1 ;;
+    esac
+    tag="$prog${args:+ $args} -np $np${extra:+ $extra}"
+    log=$out/log/$prog${args:+-$args}-np$np${dp:+-servers}
     if [ "${built#* $prog }" = "$built" ]; then
       verdict=FAIL detail="did not build (see $out/log/$prog.build)"
     else
       start=$(date +%s)
       # shellcheck disable=SC2086
-      timeout -k 10 "$timeout" $run -np "$np" "$out/bin/$prog" $args > "$log.out" 2> "$log.err" < /dev/null
+      SHTEST_DATAPATH=$dp timeout -k 10 "$timeout" $run -np "$np" $extra "$out/bin/$prog" $args > "$log.out" 2> "$log.err" < /dev/null
       rc=$?
       secs=$(( $(date +%s) - start ))
       verdict=PASS detail="rc $rc, ${secs}s"
@@ -76,7 +82,7 @@ while read -r prog spec nps expect args; do
     if [ $verdict = PASS ]; then pass=$((pass + 1)); else fail=$((fail + 1)); failed="$failed
   $tag"; fi
     echo "$verdict $tag ($name): $detail"
-    echo "$prog ${args:--} $np $verdict $detail" >> "$out/results"
+    echo "$prog ${args:--} $np${dp:+s} $verdict $detail" >> "$out/results"
   done
 done
 echo "== $name: $pass passed, $fail failed${failed:+:$failed}"

@@ -66,7 +66,9 @@ int main(void)
     shmem_barrier_all();
     long *rp = shmem_ptr(heap, right);
 #if !SHT_OMPI
-    SHT_CHECK(rp != NULL, "shmem_ptr(heap, right) NULL on one host");
+    /* (not when run.sh put the heaps on memory servers: no mapping then) */
+    if (!getenv("SHTEST_DATAPATH") || !*getenv("SHTEST_DATAPATH"))
+        SHT_CHECK(rp != NULL, "shmem_ptr(heap, right) NULL on one host");
 #endif
     if (rp) {
         rp[0] = 1000 + sht_me;
