@@ -44,6 +44,8 @@ test-shmem-diff: shmem ompi-shmem ## the 1.4-compatible spec tests under Open MP
 	-sh shmem/tests/spec/run.sh --name ours --spec14 --cc $(abspath $(BINDIR))/oshcc \
 	  --run '$(SHMEM_RUN_OURS)' --out $(SHMEM_SPEC_DIR)/ours14 --timeout $(SHMEM_DIFF_TIMEOUT)
 	@sh shmem/tests/spec/compare.sh $(SHMEM_SPEC_DIR)/ours14/results $(SHMEM_SPEC_DIR)/openmpi/results
+	@echo "calls skipped under Open MPI (known broken in 4.1.4; run for ours):"
+	@cat $(SHMEM_SPEC_DIR)/openmpi/log/*.out | sed -n 's/^\([a-z0-9_]*\): skipped /  \1: /p' | sort -u
 
 bench-shmem: shmem ompi-shmem ## OpenSHMEM benchmark: ours vs Open MPI's, 2 PEs, with ratios (not a test)
 	@mkdir -p $(BUILD)/shmem-bench
