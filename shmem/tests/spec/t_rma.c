@@ -38,6 +38,18 @@ static int right, left;
         shmem_barrier_all();                                                   \
         for (i = 0; i < LEN; i++)                                              \
             SHT_CHECK(dst[i] == V(T, left, i), "%s " #N "_put [%d]", where, i); \
+        /* one-sided: only PE 0 puts, to the last PE; no one else's dst moves \
+         * (with 2 PEs left == right, so this is what tells put from get) */  \
+        shmem_barrier_all();                                                   \
+        for (i = 0; i < LEN; i++)                                              \
+            dst[i] = 0;                                                        \
+        shmem_barrier_all();                                                   \
+        if (sht_me == 0)                                                       \
+            shmem_##N##_put(dst, src, LEN, sht_npes - 1);                      \
+        shmem_barrier_all();                                                   \
+        for (i = 0; i < LEN; i++)                                              \
+            SHT_CHECK(dst[i] == (sht_me == sht_npes - 1 ? V(T, 0, i) : (T)0),  \
+                      "%s " #N "_put from PE 0 only [%d]", where, i);          \
         memset(loc, 0, sizeof loc);                                            \
         shmem_##N##_get(loc, src, LEN, right);                                 \
         for (i = 0; i < LEN; i++)                                              \
@@ -157,6 +169,17 @@ static void mem_test(unsigned char *dst, unsigned char *src, size_t n, const cha
     for (size_t i = 0; i < n; i++)
         bad += dst[i] != (unsigned char)(left + i * 3);
     SHT_CHECK(bad == 0, "%s putmem %zu: %zu bad", where, n, bad);
+    /* one-sided: only PE 0 puts, to the last PE */
+    shmem_barrier_all();
+    memset(dst, 0, n);
+    shmem_barrier_all();
+    if (sht_me == 0)
+        shmem_putmem(dst, src, n, sht_npes - 1);
+    shmem_barrier_all();
+    bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += dst[i] != (sht_me == sht_npes - 1 ? (unsigned char)(0 + i * 3) : 0);
+    SHT_CHECK(bad == 0, "%s putmem %zu from PE 0 only: %zu bad", where, n, bad);
     memset(loc, 0, n);
     shmem_getmem(loc, src, n, right);
     bad = 0;
