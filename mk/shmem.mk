@@ -107,5 +107,8 @@ test-shmem-core: shmem $(SHMEM_CORE_BIN) ## OpenSHMEM core smoke tests (shmem/te
 	@for t in $(filter-out %/bad_input,$(SHMEM_CORE_BIN)); do for a in "-np 2" "-np 4" "-np 2 --servers 2" "-np 3 --servers 2"; do \
 	  echo "== SHMEM_SYMMETRIC_SIZE=1.5M oshrun $$a $$t"; \
 	  SHMEM_SYMMETRIC_SIZE=1.5M env -u OPENFAM_SERVER $(BINDIR)/oshrun $$a --timeout 120s $$t || exit 1; done; done
+	@echo "== $(BUILD)/shmem-core/stale (a singleton, no launcher, on a private store)"
+	@store=$$(mktemp -d); OPENFAM_DATA_DIR=$$store OPENFAM_SHM_DIR=$$store/shm OPENFAM_BACKUP_DIR=$$store/backups \
+	  env -u OPENFAM_SERVER $(BUILD)/shmem-core/stale; rc=$$?; rm -rf $$store; [ $$rc -eq 0 ]
 	@echo "== shmem/tests/core/bad_input.sh"
 	@env -u OPENFAM_SERVER -u SHMEM_SYMMETRIC_SIZE -u SMA_SYMMETRIC_SIZE sh shmem/tests/core/bad_input.sh $(BINDIR)/oshrun $(BUILD)/shmem-core/bad_input

@@ -191,13 +191,17 @@ static long shmemi_env_long(const char *name)
 }
 
 /* Rank and size, from the first launcher convention present: famrun's
- * own, PMI, Open MPI/PMIx, Slurm, MVAPICH; a singleton otherwise. */
+ * own, PMI, Slurm, Open MPI (the order the FAM core reads them in, whose
+ * job barrier init relies on), then PMIx and MVAPICH; a singleton
+ * otherwise. */
 static void shmemi_rank_size(int *rank, int *size)
 {
     static const char *pairs[][2] = {
-        {"FAMRUN_RANK", "FAMRUN_SIZE"},           {"PMI_RANK", "PMI_SIZE"},
-        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMIX_RANK", "OMPI_COMM_WORLD_SIZE"},
-        {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"}, {"SLURM_PROCID", "SLURM_NTASKS"},
+        {"FAMRUN_RANK", "FAMRUN_SIZE"},
+        {"PMI_RANK", "PMI_SIZE"},
+        {"SLURM_PROCID", "SLURM_NTASKS"},
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+        {"PMIX_RANK", "OMPI_COMM_WORLD_SIZE"},
         {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
@@ -397,6 +401,15 @@ static void shmemi_setup(const char *call)
         shmemi_fam_owned = 1;
     else if (fam_errcode() != FAM_EINVAL || fam_barrier_all() != 0)
         shmemi_fam_fail(call, "starting OpenFAM");
+    /* The job barrier below is the FAM core's: it must count the same PEs. */
+    const int *fid = fam_get_option("PE_ID"), *fcount = fam_get_option("PE_COUNT");
+    if (fid != NULL && fcount != NULL && (*fid != rank || *fcount != size))
+        shmemi_abort(call,
+                     "the launcher's environment gives PE %d of %d but OpenFAM sees PE %d of %d (it reads "
+                     "FAMRUN_*, PMI_*, SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_*): start the program with oshrun",
+                     rank, size, *fid, *fcount);
+    free((void *)fid);
+    free((void *)fcount);
 
     /* One region per job: PE 0 makes it, the others look it up. */
     if (rank == 0) {
@@ -408,6 +421,14 @@ static void shmemi_setup(const char *call)
         fam_region_attr_t attr = {FAM_REDUNDANCY_DEFAULT, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
                                   FAM_PERMISSION_DEFAULT};
         shmemi_region = fam_create_region(shmemi_region_name, need, 0600, &attr);
+        if (shmemi_region == NULL && fam_errcode() == FAM_EEXIST && size == 1 &&
+            strncmp(job, "pid-", 4) == 0) {
+            /* A singleton's region is named after its process id: one left
+             * by a dead process of the same id is stale. */
+            fam_region_t *old = fam_lookup_region(shmemi_region_name);
+            if (old != NULL && fam_destroy_region(old) == 0)
+                shmemi_region = fam_create_region(shmemi_region_name, need, 0600, &attr);
+        }
         if (shmemi_region == NULL)
             shmemi_fam_fail(call, "creating the job's FAM region for the symmetric heaps");
     }
@@ -883,8 +904,12 @@ void shmemi_slow_get(const char *call, shmemi_seg *seg, size_t off, void *dst, s
          * where peers' atomics meet, so the local value goes there first \
          * and the result comes back. */                                   \
         int self = seg->priv && pe == shmemi_my_pe;                                                            \
-        if (self)                                                                                              \
+        if (self) {                                                                                            \
+            /* One at a time with the other exchanges: a thread's pull   \
+             * half done must not look like a local store to a push. */  \
+            pthread_mutex_lock(&shmemi_exchange_mu);                                                           \
             shmemi_push_range(seg, off, off + W / 8);                                                          \
+        }                                                                                                      \
         fam_desc_t *d = seg->desc[pe];                                                                         \
         uint##W##_t old = 0;                                                                                   \
         int rc;                                                                                                \
@@ -900,8 +925,10 @@ void shmemi_slow_get(const char *call, shmemi_seg *seg, size_t off, void *dst, s
         }                                                                                                      \
         if (rc != 0)                                                                                           \
             shmemi_abort(call, "atomic on PE %d: %s", pe, fam_errmsg());                                       \
-        if (self)                                                                                              \
+        if (self) {                                                                                            \
             shmemi_pull_range(seg, off, off + W / 8);                                                          \
+            pthread_mutex_unlock(&shmemi_exchange_mu);                                                         \
+        }                                                                                                      \
         return old;                                                                                            \
     }
 SHMEMI_SLOW_AMO(32)
