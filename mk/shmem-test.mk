@@ -26,9 +26,15 @@ TEST_TARGETS += test-shmem
 
 .PHONY: test-shmem test-shmem-diff bench-shmem ompi-shmem
 
+# Then the switch for the pre-1.2 names: with SHMEM_NO_DEPRECATED defined,
+# t_deprecated must not compile (start_pes and the rest undeclared).
 test-shmem: shmem ## OpenSHMEM spec tests and examples under our oshrun (-np 2, 3, 4)
-	sh shmem/tests/spec/run.sh --name ours --cc $(abspath $(BINDIR))/oshcc \
-	  --run '$(SHMEM_RUN_OURS)' --out $(SHMEM_SPEC_DIR)/ours --timeout $(SHMEM_TEST_TIMEOUT)
+	@rc=0; sh shmem/tests/spec/run.sh --name ours --cc $(abspath $(BINDIR))/oshcc \
+	  --run '$(SHMEM_RUN_OURS)' --out $(SHMEM_SPEC_DIR)/ours --timeout $(SHMEM_TEST_TIMEOUT) || rc=1; \
+	if $(BINDIR)/oshcc -DSHMEM_NO_DEPRECATED -Werror=implicit-function-declaration -fsyntax-only \
+	    shmem/tests/spec/t_deprecated.c 2>/dev/null; then \
+	  echo "FAIL SHMEM_NO_DEPRECATED: t_deprecated.c still compiles (pre-1.2 names declared)"; rc=1; \
+	else echo "PASS SHMEM_NO_DEPRECATED hides the pre-1.2 names"; fi; exit $$rc
 
 # Open MPI's OpenSHMEM, from Debian's openmpi-bin and libopenmpi-dev.
 ompi-shmem:
