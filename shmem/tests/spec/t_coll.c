@@ -101,7 +101,7 @@ struct tdesc {
     }
 COLL_TYPES(COLL_TEST)
 
-static unsigned char gms[DLEN], gmd[DLEN * 2];
+static unsigned char gms[DLEN * 2], gmd[DLEN * 2]; /* 13 bytes x 64 PEs fit */
 
 static void coll_mem(unsigned char *src, unsigned char *dst, const struct tdesc *d, const char *where)
 {
@@ -179,7 +179,7 @@ int main(void)
     }
         COLL_TYPES(RUN)
         coll_mem(gms, gmd, &teams[k], "global");
-        unsigned char *s = shmem_malloc(DLEN), *d = shmem_malloc(DLEN * 2);
+        unsigned char *s = shmem_malloc(DLEN * 2), *d = shmem_malloc(DLEN * 2);
         coll_mem(s, d, &teams[k], "heap");
         shmem_free(d);
         shmem_free(s);

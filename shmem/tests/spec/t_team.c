@@ -12,7 +12,7 @@
 static long gword[64];
 
 /* Checks a team that should hold world PEs start + i*stride, i < size. */
-static void check_team(shmem_team_t t, int start, int stride, int size, const char *what)
+static void check_team_body(shmem_team_t t, int start, int stride, int size, const char *what)
 {
     int me = sht_me;
     int d = me - start;
@@ -72,6 +72,15 @@ static void check_team(shmem_team_t t, int start, int stride, int size, const ch
     } else {
         SHT_CHECK(0, "%s: team_create_ctx failed", what);
     }
+}
+
+/* Every PE calls it: the barriers keep one team's checks (which write
+ * gword on members) apart from the next team's. */
+static void check_team(shmem_team_t t, int start, int stride, int size, const char *what)
+{
+    shmem_barrier_all();
+    check_team_body(t, start, stride, size, what);
+    shmem_barrier_all();
 }
 
 int main(void)
