@@ -27,6 +27,7 @@ static long gcount;
     static void coll##BITS(T *src, T *dst, const struct sht_set *s)            \
     {                                                                          \
         int me = sht_me, idx = sht_set_index(s, me);                           \
+        long *ps;                                                              \
         size_t dlen = MAXN * NEL * 4;                                          \
         /* broadcast from each root index 0 and size-1 */                      \
         for (int r = 0; r < 2; r++) {                                          \
@@ -36,8 +37,9 @@ static long gcount;
             for (size_t i = 0; i < dlen; i++)                                  \
                 dst[i] = (T)0;                                                 \
             shmem_barrier_all();                                               \
+            ps = next_psync(); /* every PE, member or not: same array */       \
             if (idx >= 0)                                                      \
-                shmem_broadcast##BITS(dst, src, NEL, root, s->start, s->logstride, s->size, next_psync()); \
+                shmem_broadcast##BITS(dst, src, NEL, root, s->start, s->logstride, s->size, ps); \
             shmem_barrier_all();                                               \
             if (idx >= 0 && idx != root)                                       \
                 for (int i = 0; i < NEL; i++)                                  \
@@ -51,8 +53,9 @@ static long gcount;
         for (size_t i = 0; i < dlen; i++)                                      \
             dst[i] = (T)0;                                                     \
         shmem_barrier_all();                                                   \
+        ps = next_psync();                                                     \
         if (idx >= 0)                                                          \
-            shmem_fcollect##BITS(dst, src, NEL, s->start, s->logstride, s->size, next_psync()); \
+            shmem_fcollect##BITS(dst, src, NEL, s->start, s->logstride, s->size, ps); \
         shmem_barrier_all();                                                   \
         if (idx >= 0)                                                          \
             for (int j = 0; j < s->size; j++)                                  \
@@ -63,8 +66,9 @@ static long gcount;
         for (size_t i = 0; i < dlen; i++)                                      \
             dst[i] = (T)0;                                                     \
         shmem_barrier_all();                                                   \
+        ps = next_psync();                                                     \
         if (idx >= 0)                                                          \
-            shmem_collect##BITS(dst, src, idx + 1, s->start, s->logstride, s->size, next_psync()); \
+            shmem_collect##BITS(dst, src, idx + 1, s->start, s->logstride, s->size, ps); \
         shmem_barrier_all();                                                   \
         if (idx >= 0) {                                                        \
             int off = 0;                                                       \
@@ -81,8 +85,9 @@ static long gcount;
         for (size_t i = 0; i < dlen; i++)                                      \
             dst[i] = (T)0;                                                     \
         shmem_barrier_all();                                                   \
+        ps = next_psync();                                                     \
         if (idx >= 0)                                                          \
-            shmem_alltoall##BITS(dst, src, NEL, s->start, s->logstride, s->size, next_psync()); \
+            shmem_alltoall##BITS(dst, src, NEL, s->start, s->logstride, s->size, ps); \
         shmem_barrier_all();                                                   \
         if (idx >= 0)                                                          \
             for (int j = 0; j < s->size; j++)                                  \
@@ -93,8 +98,9 @@ static long gcount;
         for (size_t i = 0; i < dlen; i++)                                      \
             dst[i] = (T)0;                                                     \
         shmem_barrier_all();                                                   \
+        ps = next_psync();                                                     \
         if (idx >= 0)                                                          \
-            shmem_alltoalls##BITS(dst, src, 2, 1, 2, s->start, s->logstride, s->size, next_psync()); \
+            shmem_alltoalls##BITS(dst, src, 2, 1, 2, s->start, s->logstride, s->size, ps); \
         shmem_barrier_all();                                                   \
         if (idx >= 0)                                                          \
             for (int j = 0; j < s->size; j++)                                  \
@@ -132,13 +138,14 @@ int main(void)
         /* barrier over the set: the set's count of arrivals is visible after */
         gcount = 0;
         shmem_barrier_all();
+        long *pb = next_psync(), *ps = next_psync(); /* every PE advances */
         if (idx >= 0) {
             for (int j = 0; j < s->size; j++)
                 shmem_long_atomic_inc(&gcount, sht_set_pe(s, j));
-            shmem_barrier(s->start, s->logstride, s->size, next_psync());
+            shmem_barrier(s->start, s->logstride, s->size, pb);
             SHT_CHECK(gcount == s->size, "barrier set %s: %ld arrivals of %d", s->name, gcount,
                       s->size);
-            shmem_sync(s->start, s->logstride, s->size, next_psync());
+            shmem_sync(s->start, s->logstride, s->size, ps);
         }
         shmem_barrier_all();
         coll32(g32src, g32dst, s);

@@ -30,8 +30,8 @@ static int which;
         if (inplace)                                                           \
             dst = src;                                                         \
         shmem_barrier_all();                                                   \
+        which ^= 1; /* every PE, member or not: all use the same pSync */      \
         if (idx >= 0) {                                                        \
-            which ^= 1;                                                        \
             shmem_##N##_##OP##_to_all(dst, src, nr, s->start, s->logstride, s->size, wrk, \
                                       psync[which]);                           \
             int bad = 0, first = -1;                                           \

@@ -135,10 +135,14 @@ int main(void)
     SHT_CHECK(rc == 0, "split_strided single rc %d", rc);
     check_team(one, n - 1, 1, 1, "single");
     /* a split of the evens team: its members 1.. (world 2, 4, ...) */
-    if (ev != SHMEM_TEAM_INVALID && (n + 1) / 2 >= 2) {
-        shmem_team_t sub;
-        rc = shmem_team_split_strided(ev, 1, 1, (n + 1) / 2 - 1, NULL, 0, &sub);
-        SHT_CHECK(rc == 0, "split of evens rc %d", rc);
+    if ((n + 1) / 2 >= 2) {
+        /* only the evens take part in the split (it is collective over
+         * evens); every PE runs check_team, which has barriers */
+        shmem_team_t sub = SHMEM_TEAM_INVALID;
+        if (ev != SHMEM_TEAM_INVALID) {
+            rc = shmem_team_split_strided(ev, 1, 1, (n + 1) / 2 - 1, NULL, 0, &sub);
+            SHT_CHECK(rc == 0, "split of evens rc %d", rc);
+        }
         check_team(sub, 2, 2, (n + 1) / 2 - 1, "evens[1..]");
         if (sub != SHMEM_TEAM_INVALID) {
             /* translate between two split teams: sub index 0 is evens index 1 */
