@@ -254,8 +254,12 @@ static void print_rows(void)
             snprintf(name, sizeof name, "%s (%d srv)", r->name, r->servers);
         else
             snprintf(name, sizeof name, "%s", r->name);
-        printf("%-10s %-28s %8s %3s %10.4g %-7s | %-28s %10.4g | %7.2f\n", r->series, name,
-               human_size(r->size, sz, sizeof sz), thr, r->value, r->unit, r->base, r->base_value, r->ratio);
+        /* A ratio far from 1 (a mapped path against a TCP baseline) keeps
+         * the column's width. */
+        char ratio[16];
+        snprintf(ratio, sizeof ratio, r->ratio < 1000 ? "%.2f" : "%.3g", r->ratio);
+        printf("%-10s %-28s %8s %3s %10.4g %-7s | %-28s %10.4g | %7s\n", r->series, name,
+               human_size(r->size, sz, sizeof sz), thr, r->value, r->unit, r->base, r->base_value, ratio);
     }
     for (int i = 0; i < nrows; i++)
         if (strcmp(rows[i].series, "rtt") == 0) {
