@@ -9,8 +9,10 @@
  * threads at 64 KiB), atomics (one contended word, many words), gather
  * (strided and indexed gather/scatter), metadata (regions, items, lookup),
  * interleave (the same transfers with interleaving on and off; run it under
- * famrun --servers K), all. Without a subcommand: a quick run of throughput,
- * latency, atomics and metadata.
+ * famrun --servers K), rtt (small-op and control-call round trips against
+ * raw TCP ping-pongs, polling and blocking), all. Without a subcommand: a
+ * quick run of throughput, latency, atomics and metadata. get-loop S runs
+ * alone (8-byte gets for S seconds, to load a server).
  *
  * The path is whatever fam_initialize finds: the local mapping (embedded
  * store) without OPENFAM_SERVER, famd on a Unix socket (unix:PATH), famd
