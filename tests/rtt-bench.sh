@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rtt-bench.sh - issue 19's figures for one famd on this host: fambench --rtt
+# rtt-bench.sh - issue 19's figures for one famd on this host: fambench rtt
 # over TCP and over the Unix socket (small operations and control calls, each
 # beside raw 256 B TCP ping-pongs of the same run, one polling and one
 # blocking), then famd's CPU while idle for 10 s and while one PE runs a
@@ -65,17 +65,17 @@ for i in $(seq "$servers"); do
 done
 [ "$servers" -gt 0 ] && echo "== regions interleaved over $servers memory famds"
 echo "== famd over TCP (127.0.0.1:$port) ${famd_args:+with $famd_args}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-OPENFAM_SERVER=127.0.0.1:$port "$bindir/fambench" --rtt --repeats "$repeats"
+OPENFAM_SERVER=127.0.0.1:$port "$bindir/fambench" rtt --repeats "$repeats"
 if [ "$unix" = 1 ]; then
   echo "== famd over its Unix socket; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  OPENFAM_SERVER=unix:$work/famd.sock "$bindir/fambench" --rtt --repeats "$repeats"
+  OPENFAM_SERVER=unix:$work/famd.sock "$bindir/fambench" rtt --repeats "$repeats"
 fi
 if [ "$cpu" = 1 ]; then
   ticks() { awk '{print $14 + $15}' "/proc/$famd/stat"; }
   hz=$(getconf CLK_TCK)
   t0=$(ticks); sleep 10; t1=$(ticks)
   echo "== famd CPU idle over 10 s: $(awk -v d=$((t1 - t0)) -v hz="$hz" 'BEGIN { printf "%.1f%%", 100 * d / hz / 10 }')"
-  OPENFAM_SERVER=127.0.0.1:$port "$bindir/fambench" --get-loop 6 >"$work/loop.out" &
+  OPENFAM_SERVER=127.0.0.1:$port "$bindir/fambench" get-loop 6 >"$work/loop.out" &
   pe=$!
   sleep 2
   t0=$(ticks); sleep 3; t1=$(ticks)

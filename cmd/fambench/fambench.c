@@ -9,8 +9,10 @@
  * threads at 64 KiB), atomics (one contended word, many words), gather
  * (strided and indexed gather/scatter), metadata (regions, items, lookup),
  * interleave (the same transfers with interleaving on and off; run it under
- * famrun --servers K), all. Without a subcommand: a quick run of throughput,
- * latency, atomics and metadata.
+ * famrun --servers K), rtt (small-op and control-call round trips against
+ * raw TCP ping-pongs, polling and blocking), all. Without a subcommand: a
+ * quick run of throughput, latency, atomics and metadata. get-loop S runs
+ * alone (8-byte gets for S seconds, to load a server).
  *
  * The path is whatever fam_initialize finds: the local mapping (embedded
  * store) without OPENFAM_SERVER, famd on a Unix socket (unix:PATH), famd
@@ -34,7 +36,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,9 +256,20 @@ static void print_rows(void)
             snprintf(name, sizeof name, "%s (%d srv)", r->name, r->servers);
         else
             snprintf(name, sizeof name, "%s", r->name);
-        printf("%-10s %-28s %8s %3s %10.4g %-7s | %-28s %10.4g | %7.2f\n", r->series, name,
-               human_size(r->size, sz, sizeof sz), thr, r->value, r->unit, r->base, r->base_value, r->ratio);
+        /* A ratio far from 1 (a mapped path against a TCP baseline) keeps
+         * the column's width. */
+        char ratio[16];
+        snprintf(ratio, sizeof ratio, r->ratio < 1000 ? "%.2f" : "%.3g", r->ratio);
+        printf("%-10s %-28s %8s %3s %10.4g %-7s | %-28s %10.4g | %7s\n", r->series, name,
+               human_size(r->size, sz, sizeof sz), thr, r->value, r->unit, r->base, r->base_value, ratio);
     }
+    for (int i = 0; i < nrows; i++)
+        if (strcmp(rows[i].series, "rtt") == 0) {
+            /* Issue 19's goals, stated as time against the polling ping-pong. */
+            printf("\nrtt goals (issue 19, famd over TCP): 8 and 256 B get/put and fetch_add at most 1.2x the\n"
+                   "polling ping-pong's time (vs base >= 0.83); fam_add_int64 + fam_quiet at most 1.0x (>= 1.00)\n");
+            break;
+        }
 }
 
 /* ---- timing: calibrated, interleaved repeats ---- */
@@ -378,12 +393,49 @@ static int full_read(int fd, void *p, size_t n)
     return 0;
 }
 
-/* The echo process (fambench --echo FD): serves one connection accepted on
- * the inherited listening socket FD. A request is one op byte and a 64-bit
+/* Spin window of a polling reader: how long read_spin polls with
+ * non-blocking reads before it blocks in poll(2). Bounded, as famd's
+ * polling window is, so that an idle polling end gives its core back. */
+enum { SPIN_NS = 200 * 1000 };
+
+/* read_spin reads exactly n bytes as a polling server does: non-blocking
+ * reads, yielding the CPU between tries (two polling ends may share a
+ * core), for up to SPIN_NS of nothing before each blocking wait. Returns
+ * -1 at end of stream or on an error. */
+static int read_spin(int fd, void *p, size_t n)
+{
+    uint8_t *q = p;
+    uint64_t until = 0;
+    while (n > 0) {
+        ssize_t r = recv(fd, q, n, MSG_DONTWAIT);
+        if (r > 0) {
+            q += r, n -= (size_t)r;
+            until = 0;
+            continue;
+        }
+        if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return -1;
+        sched_yield();
+        uint64_t t = now_ns();
+        if (until == 0) {
+            until = t + SPIN_NS;
+        } else if (t > until) {
+            struct pollfd pf = {.fd = fd, .events = POLLIN};
+            poll(&pf, 1, -1);
+            until = 0;
+        }
+    }
+    return 0;
+}
+
+/* The echo process (fambench --echo FD, or --echo-spin FD to poll for
+ * requests with read_spin): serves one connection accepted on the
+ * inherited listening socket FD. A request is one op byte and a 64-bit
  * length L (at most 64 MiB): 'E' + L bytes -> the L bytes back (ping-pong);
  * 'P' + L bytes -> one byte (a put); 'G' -> L bytes (a get). */
-static int echo_server(int lfd)
+static int echo_server(int lfd, int spin)
 {
+    int (*rd)(int, void *, size_t) = spin ? read_spin : full_read;
     int c = accept(lfd, NULL, NULL);
     if (c < 0)
         return 1;
@@ -393,14 +445,14 @@ static int echo_server(int lfd)
     memset(buf, 0x44, MAX_SIZE);
     for (;;) {
         uint8_t hdr[9];
-        if (full_read(c, hdr, sizeof hdr) != 0)
+        if (rd(c, hdr, sizeof hdr) != 0)
             return 0;
         uint64_t len;
         memcpy(&len, hdr + 1, 8);
         if (len > MAX_SIZE)
             return 1;
         if (hdr[0] == 'E') {
-            if (full_read(c, buf, len) != 0)
+            if (rd(c, buf, len) != 0)
                 return 1;
             full_write(c, buf, len);
         } else if (hdr[0] == 'P') {
@@ -415,7 +467,10 @@ static int echo_server(int lfd)
     }
 }
 
-static void start_echo(void)
+/* spawn_echo starts an echo process (polling for requests when spin is
+ * set), connects to it and returns the connected socket; *pid gets the
+ * process. */
+static int spawn_echo(int spin, pid_t *pid)
 {
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -427,19 +482,25 @@ static void start_echo(void)
     }
     char fdarg[16];
     snprintf(fdarg, sizeof fdarg, "%d", lfd);
-    char *argv[] = {"fambench", "--echo", fdarg, NULL};
-    if (posix_spawn(&echo_pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0) {
+    char *argv[] = {"fambench", spin ? "--echo-spin" : "--echo", fdarg, NULL};
+    if (posix_spawn(pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0) {
         perror("fambench: spawning the echo process");
         exit(1);
     }
     close(lfd);
-    raw_fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (raw_fd < 0 || connect(raw_fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         perror("fambench: connecting to the echo process");
         exit(1);
     }
     int one = 1;
-    setsockopt(raw_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static void start_echo(void)
+{
+    raw_fd = spawn_echo(0, &echo_pid);
 }
 
 static void stop_echo(void)
@@ -1113,6 +1174,195 @@ static void run_interleave(void)
     }
 }
 
+/* ---- rtt: small operations and control calls against raw ping-pongs ----
+ * The figures of issue 19, whatever the transport (famd over TCP or on its
+ * Unix socket; on the local mapping they are memory figures): blocking
+ * get/put of 8 and 256 B, fam_fetch_add_int64, fam_add_int64 + fam_quiet,
+ * fam_lookup + fam_close, fam_lookup_region + fam_close_region and
+ * fam_allocate + fam_deallocate of 1 KiB, each against a raw 256-byte TCP
+ * ping-pong over loopback to an echo process that polls for requests, as
+ * a memory server that busy-polls its endpoint does (the limit the issue's
+ * goals are stated against: small gets, puts and fetch_add at most 1.2x
+ * its time, fam_add + fam_quiet at most 1.0x). The same ping-pong to a
+ * blocking echo process is reported beside it, so that the gap polling
+ * closes is visible. Both echo processes are started for this series,
+ * whatever --baseline says. */
+enum { RTT_PING = 256 };
+static fam_desc_t *rtt_item;
+static uint8_t rtt_buf[RTT_PING];
+static int rtt_block_fd = -1, rtt_spin_fd = -1;
+
+static void body_rtt_get8(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_get_blocking(rtt_buf, rtt_item, (i & 7) * 8, 8));
+}
+static void body_rtt_put8(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_put_blocking(rtt_buf, rtt_item, (i & 7) * 8, 8));
+}
+static void body_rtt_get256(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_get_blocking(rtt_buf, rtt_item, 256, RTT_PING));
+}
+static void body_rtt_put256(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_put_blocking(rtt_buf, rtt_item, 256, RTT_PING));
+}
+static void body_rtt_fetch_add(uint64_t n)
+{
+    int64_t old;
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_fetch_add_int64(rtt_item, 1024, 1, &old));
+}
+static void body_rtt_add_quiet(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        CHECK(fam_add_int64(rtt_item, 1024, 1));
+        CHECK(fam_quiet());
+    }
+}
+static void body_rtt_lookup(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        fam_desc_t *d = fam_lookup("rtt", region_name_buf);
+        if (d == NULL)
+            die("fam_lookup");
+        CHECK(fam_close(d));
+    }
+}
+static void body_rtt_lookup_region(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        fam_region_t *r = fam_lookup_region(region_name_buf);
+        if (r == NULL)
+            die("fam_lookup_region");
+        CHECK(fam_close_region(r));
+    }
+}
+static void body_rtt_alloc(uint64_t n)
+{
+    char name[OPENFAM_NAME_MAX + 1];
+    for (uint64_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "a%lu", name_seq++);
+        fam_desc_t *d = fam_allocate(name, 1 * KIB, 0600, region);
+        if (d == NULL)
+            die("fam_allocate");
+        CHECK(fam_deallocate(d));
+    }
+}
+
+/* rtt_ping is one 256-byte ping-pong on fd, the request in one write as
+ * the library sends its own; spin reads the reply by polling. */
+static void rtt_ping(int fd, int spin)
+{
+    static uint8_t msg[9 + RTT_PING];
+    uint64_t len = RTT_PING;
+    msg[0] = 'E';
+    memcpy(msg + 1, &len, 8);
+    full_write(fd, msg, sizeof msg);
+    if ((spin ? read_spin : full_read)(fd, rtt_buf, RTT_PING) != 0) {
+        fprintf(stderr, "fambench: the echo process went away\n");
+        exit(1);
+    }
+}
+static void body_rtt_ping_spin(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        rtt_ping(rtt_spin_fd, 1);
+}
+static void body_rtt_ping_block(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        rtt_ping(rtt_block_fd, 0);
+}
+
+static void run_rtt(void)
+{
+    pid_t block_pid, spin_pid;
+    rtt_block_fd = spawn_echo(0, &block_pid);
+    rtt_spin_fd = spawn_echo(1, &spin_pid);
+    snprintf(region_name_buf, sizeof region_name_buf, "fambench-%ld", (long)getpid());
+    rtt_item = fam_allocate("rtt", 4096, 0600, region);
+    if (rtt_item == NULL)
+        die("fam_allocate (rtt)");
+    memset(rtt_buf, 0x42, sizeof rtt_buf);
+    static const struct {
+        const char *name;
+        uint64_t size;
+        body_fn body;
+    } ops[] = {
+        {"fam_get_blocking", 8, body_rtt_get8},
+        {"fam_put_blocking", 8, body_rtt_put8},
+        {"fam_get_blocking", RTT_PING, body_rtt_get256},
+        {"fam_put_blocking", RTT_PING, body_rtt_put256},
+        {"fam_fetch_add_int64", 8, body_rtt_fetch_add},
+        {"fam_add_int64 + fam_quiet", 8, body_rtt_add_quiet},
+        {"lookup + close", 0, body_rtt_lookup},
+        {"lookup_region + close", 0, body_rtt_lookup_region},
+        {"allocate + deallocate", KIB, body_rtt_alloc},
+    };
+    const char *bn = "raw TCP ping-pong, polling";
+    double t[2];
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "rtt: %s", ops[k].name);
+        progress(what);
+        const body_fn b[2] = {ops[k].body, body_rtt_ping_spin};
+        ns_per_op(b, 2, t);
+        add_row("rtt", ops[k].name, ops[k].size, 1, t[0] / 1000, "us/op", bn, t[1] / 1000, 0);
+    }
+    progress("rtt: blocking ping-pong");
+    const body_fn b[2] = {body_rtt_ping_block, body_rtt_ping_spin};
+    ns_per_op(b, 2, t);
+    add_row("rtt", "raw TCP ping-pong, blocking", RTT_PING, 1, t[0] / 1000, "us/op", bn, t[1] / 1000, 0);
+    CHECK(fam_deallocate(rtt_item));
+    close(rtt_block_fd);
+    close(rtt_spin_fd);
+    waitpid(block_pid, NULL, 0);
+    waitpid(spin_pid, NULL, 0);
+    rtt_block_fd = rtt_spin_fd = -1;
+}
+
+/* ---- get-loop: a client that keeps the server busy ---- */
+
+/* get_loop runs fam_get_blocking of 8 B in a loop for secs seconds, so
+ * that a server's CPU can be sampled under the load of one PE (see
+ * tests/rtt-bench.sh), and prints the count and rate: a line, or with
+ * --json one object. It makes a small region of its own, not the store. */
+static int get_loop(int secs)
+{
+    if (fam_initialize("fambench", NULL) != 0)
+        die("fam_initialize");
+    char rname[OPENFAM_NAME_MAX + 1];
+    snprintf(rname, sizeof rname, "fambench-loop-%ld", (long)getpid());
+    region = fam_create_region(rname, 1 * MIB, 0600, NULL);
+    if (region == NULL)
+        die("fam_create_region");
+    rtt_item = fam_allocate("loop", 4096, 0600, region);
+    if (rtt_item == NULL)
+        die("fam_allocate");
+    uint64_t t0 = now_ns(), end = t0 + (uint64_t)secs * 1000000000u, n = 0;
+    while (now_ns() < end) {
+        body_rtt_get8(1000);
+        n += 1000;
+    }
+    double us = (double)(now_ns() - t0) / 1000.0 / (double)n;
+    if (out_json)
+        printf("[{\"name\": \"fam_get_blocking loop\", \"size\": 8, \"seconds\": %d, \"ops\": %llu, "
+               "\"value\": %.4g, \"unit\": \"us/op\"}]\n",
+               secs, (unsigned long long)n, us);
+    else
+        printf("fambench get-loop: %llu gets of 8 B in %d s: %.3f us/op\n", (unsigned long long)n, secs, us);
+    if (fam_deallocate(rtt_item) != 0 || fam_destroy_region(region) != 0)
+        die("cleanup");
+    fam_finalize("fambench");
+    return 0;
+}
+
 /* ---- --get-mib: one large get, for tests/stripe-bench.sh ---- */
 static fam_desc_t *wide_item;
 static uint64_t wide_size;
@@ -1187,6 +1437,10 @@ static const subcommand_t subcommands[] = {
     {"interleave", run_interleave,
      "64 MiB get/put, interleaving on vs off (run under famrun --servers K\n"
      "                for K memory servers)"},
+    {"rtt", run_rtt,
+     "small-op round trips (8/256 B get/put, fetch_add, add + quiet) and\n"
+     "                control calls (lookup, lookup_region, allocate) vs a raw 256 B\n"
+     "                TCP ping-pong to a polling echo process (and a blocking one)"},
 };
 enum { NSUB = sizeof subcommands / sizeof subcommands[0] };
 
@@ -1194,6 +1448,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: fambench [OPTIONS] [SUBCOMMAND...]\n"
                "       fambench --get-mib M [--repeats N] [--json]\n"
+               "       fambench get-loop S [--json]\n"
                "\n"
                "Measures the OpenFAM C API on the path fam_initialize finds (the local mapping\n"
                "without OPENFAM_SERVER, famd on a Unix socket, famd over TCP), each figure\n"
@@ -1205,7 +1460,10 @@ static void usage(FILE *f)
                "atomics and metadata run):\n");
     for (int i = 0; i < NSUB; i++)
         fprintf(f, "  %-12s  %s\n", subcommands[i].name, subcommands[i].help);
-    fprintf(f, "  %-12s  %s\n", "all", "every subcommand above but interleave");
+    fprintf(f, "  %-12s  %s\n", "all", "every subcommand above but interleave and rtt");
+    fprintf(f, "  %-12s  %s\n", "get-loop S",
+            "alone: fam_get_blocking of 8 B in a loop for S seconds (a server's CPU\n"
+            "                under load; see tests/rtt-bench.sh); prints the rate");
     fprintf(f,
             "\n"
             "Options:\n"
@@ -1225,6 +1483,8 @@ static void usage(FILE *f)
             "                  data-plane mode)\n"
             "  --get-mib M     only fam_get_blocking of one M MiB item in a region with\n"
             "                  default attributes (for tests/stripe-bench.sh)\n"
+            "  --rtt           the same as rtt; --get-loop S the same as get-loop S\n"
+            "                  (older releases' options)\n"
             "  --help          this text\n"
             "  --version       print fambench's version and exit\n"
             "\n"
@@ -1256,7 +1516,7 @@ static uint64_t parse_size(const char *opt, const char *s)
 int main(int argc, char **argv)
 {
     uint64_t get_mib = 0;
-    int selected[NSUB] = {0}, any = 0;
+    int selected[NSUB] = {0}, any = 0, loop_secs = 0;
     const char *baseline = "auto";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -1268,7 +1528,22 @@ int main(int argc, char **argv)
             printf("fambench %s\n", OPENFAM_VERSION);
             return 0;
         } else if (strcmp(a, "--echo") == 0 && has_v) {
-            return echo_server(atoi(argv[i + 1]));
+            return echo_server(atoi(argv[i + 1]), 0);
+        } else if (strcmp(a, "--echo-spin") == 0 && has_v) {
+            return echo_server(atoi(argv[i + 1]), 1);
+        } else if ((strcmp(a, "get-loop") == 0 || strcmp(a, "--get-loop") == 0) && has_v) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || end == argv[i] || v < 1 || v > 3600) {
+                fprintf(stderr, "fambench: get-loop takes 1..3600 seconds, not %s\n", argv[i]);
+                return 2;
+            }
+            loop_secs = (int)v;
+        } else if (strcmp(a, "--rtt") == 0) {
+            /* The old round-trip mode (issue 19's tests/rtt-bench.sh). */
+            for (int k = 0; k < NSUB; k++)
+                if (strcmp(subcommands[k].name, "rtt") == 0)
+                    selected[k] = any = 1;
         } else if (strcmp(a, "--json") == 0) {
             out_json = 1;
         } else if (strcmp(a, "--csv") == 0) {
@@ -1322,7 +1597,7 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(a, "all") == 0) {
             for (int k = 0; k < NSUB; k++)
-                selected[k] = strcmp(subcommands[k].name, "interleave") != 0;
+                selected[k] = strcmp(subcommands[k].name, "interleave") != 0 && strcmp(subcommands[k].name, "rtt") != 0;
             any = 1;
         } else {
             int found = 0;
@@ -1344,8 +1619,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "fambench: --min is above --max\n");
         return 2;
     }
-    if (get_mib > 0)
-        return get_wide(get_mib);
+    if (get_mib > 0 || loop_secs > 0) {
+        if (any || (get_mib > 0 && loop_secs > 0)) {
+            fprintf(stderr, "fambench: --get-mib and get-loop run alone, without subcommands\n");
+            return 2;
+        }
+        return get_mib > 0 ? get_wide(get_mib) : get_loop(loop_secs);
+    }
     if (quick) {
         size_step = 16;
         if (repeats == 7)
@@ -1375,7 +1655,7 @@ int main(int argc, char **argv)
     }
     progress_on = isatty(2) && !getenv("FAMBENCH_NO_PROGRESS");
     /* Figures each subcommand adds, for the progress line. */
-    static const int per_sub[NSUB] = {0, 4, 0, 0, 4, 3, 2};
+    static const int per_sub[NSUB] = {0, 4, 0, 0, 4, 3, 2, 10};
     for (int k = 0; k < NSUB; k++)
         if (selected[k]) {
             if (k == 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fambench smoke test (make test-fambench): every subcommand runs at the
-# smallest settings on the embedded store and on a private famd over TCP,
-# the interleave series under famrun --servers 2; the JSON parses, every
+# smallest settings on the embedded store and on a private famd over TCP
+# (rtt and get-loop over its Unix socket too), the interleave series under
+# famrun --servers 2; the JSON parses, every
 # figure and baseline is positive, the baselines follow the path (memcpy
 # locally, raw TCP over TCP), CSV and the table have their columns, and bad
 # arguments fail with status 2. Figures are not judged: the test machine is
@@ -31,7 +32,9 @@ for r in rows:
     for k in ("path", "name", "size", "threads", "value", "unit", "baseline", "baseline_value", "ratio"):
         assert k in r, "row without %s: %r" % (k, r)
     assert r["value"] > 0 and r["baseline_value"] > 0 and r["ratio"] > 0, "non-positive figure: %r" % r
-    if r["series"] not in ("interleave",) and r["name"] != "fam_put_nonblocking (pipe)":
+    if r["series"] == "rtt":
+        assert "ping-pong" in r["baseline"], "rtt baseline %r" % r["baseline"]
+    elif r["series"] not in ("interleave",) and r["name"] != "fam_put_nonblocking (pipe)":
         assert base_word in r["baseline"] or (base_word == "memcpy" and r["series"] in ("atomics", "gather", "metadata")), \
             "baseline %r on %s" % (r["baseline"], r["path"])
 print("  %d rows, series %s" % (len(rows), " ".join(sorted(seen))))
@@ -43,12 +46,13 @@ unset OPENFAM_SERVER OPENFAM_TOKEN_FILE
 
 echo "== fambench --help lists the subcommands"
 help=$("$bindir/fambench" --help)
-for s in throughput latency threads atomics gather metadata interleave all; do
+for s in throughput latency threads atomics gather metadata interleave rtt all get-loop; do
   grep -q "^  $s " <<<"$help" || fail "--help does not list $s"
 done
 
 echo "== bad arguments: status 2"
-for bad in "nosuch" "--repeats 0" "--max 65M" "--baseline udp" "--stat mean" "--json --csv latency"; do
+for bad in "nosuch" "--repeats 0" "--max 65M" "--baseline udp" "--stat mean" "--json --csv latency" \
+  "get-loop 0" "get-loop 2x" "get-loop 1 rtt" "--get-mib 1 --get-loop 1"; do
   rc=0; "$bindir/fambench" $bad >/dev/null 2>&1 || rc=$?
   [ "$rc" = 2 ] || fail "fambench $bad: status $rc, want 2"
 done
@@ -56,6 +60,22 @@ done
 echo "== local mapping, all subcommands, JSON"
 "$bindir/fambench" "${tiny[@]}" --json all > "$work/local.json"
 check "$work/local.json" memcpy throughput latency threads atomics gather metadata
+! grep -q '"series": "rtt"' "$work/local.json" || fail "all runs rtt"
+
+echo "== local mapping, rtt (and its alias --rtt)"
+"$bindir/fambench" "${tiny[@]}" --json rtt > "$work/rtt-local.json"
+check "$work/rtt-local.json" ping-pong rtt
+python3 - "$work/rtt-local.json" <<'PY' || fail "rtt rows"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+names = [(r["name"], r["size"]) for r in rows]
+want = [("fam_get_blocking", 8), ("fam_put_blocking", 8), ("fam_get_blocking", 256), ("fam_put_blocking", 256),
+        ("fam_fetch_add_int64", 8), ("fam_add_int64 + fam_quiet", 8), ("lookup + close", 0),
+        ("lookup_region + close", 0), ("allocate + deallocate", 1024), ("raw TCP ping-pong, blocking", 256)]
+assert names == want, names
+assert all(r["baseline"] == "raw TCP ping-pong, polling" for r in rows), rows
+PY
+"$bindir/fambench" --time-ms 1 --repeats 1 --rtt | grep -q "rtt goals" || fail "--rtt table without its goals line"
 
 echo "== local mapping, CSV and table"
 csv=$("$bindir/fambench" "${tiny[@]}" --csv latency)
@@ -79,7 +99,7 @@ fi
 
 echo "== tcp famd"
 "$bindir/famctl" token new "$work/token" >/dev/null
-"$bindir/famd" --listen tcp://127.0.0.1:0 --token-file "$work/token" --tcp-identity "$(id -u):$(id -g)" \
+"$bindir/famd" --listen tcp://127.0.0.1:0 --socket "$work/famd.sock" --token-file "$work/token" --tcp-identity "$(id -u):$(id -g)" \
   --data-dir "$work/famd-data" --shm-dir "$work/famd-shm" --backup-dir "$work/famd-backups" >"$work/famd.log" 2>&1 &
 famd_pid=$!
 for _ in $(seq 600); do
@@ -87,11 +107,22 @@ for _ in $(seq 600); do
   kill -0 "$famd_pid" 2>/dev/null || break
   sleep 0.05
 done
-addr=$(sed -n 's/.*serving gRPC on tcp:\/\/\([^ ]*\) .*/\1/p' "$work/famd.log" | head -1)
+addr=$(sed -n 's/.*gRPC on tcp:\/\/\([^ ]*\) .*/\1/p' "$work/famd.log" | head -1)
 [ -n "$addr" ] || fail "famd did not start: $(cat "$work/famd.log")"
 OPENFAM_SERVER=$addr OPENFAM_TOKEN_FILE=$work/token \
   "$bindir/fambench" "${tiny[@]}" --json throughput latency atomics gather metadata > "$work/tcp.json"
 check "$work/tcp.json" "raw TCP" throughput latency atomics gather metadata
+for srv in "$addr" "unix:$work/famd.sock"; do
+  echo "== rtt and get-loop, OPENFAM_SERVER=$srv"
+  OPENFAM_SERVER=$srv OPENFAM_TOKEN_FILE=$work/token \
+    "$bindir/fambench" --time-ms 1 --repeats 1 --json rtt > "$work/rtt.json"
+  check "$work/rtt.json" ping-pong rtt
+  loop=$(OPENFAM_SERVER=$srv OPENFAM_TOKEN_FILE=$work/token "$bindir/fambench" get-loop 1)
+  grep -Eq '^fambench get-loop: [1-9][0-9]* gets of 8 B in 1 s: [0-9.]+ us/op$' <<<"$loop" || fail "get-loop: $loop"
+  OPENFAM_SERVER=$srv OPENFAM_TOKEN_FILE=$work/token "$bindir/fambench" --get-loop 1 --json |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)[0]; assert r["ops"] > 0 and r["value"] > 0, r' ||
+    fail "get-loop --json"
+done
 kill "$famd_pid"; wait "$famd_pid" 2>/dev/null || true; famd_pid=""
 
 echo "== interleave under famrun --servers 2"
