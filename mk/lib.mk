@@ -59,9 +59,9 @@ $(LIB_PC): mk/lib.mk VERSION
 # Installation (make install, uninstall) is in mk/install.mk.
 
 # Public names outside the fam_/shmem_ prefixes: OpenSHMEM's pre-1.2
-# routines and the objects its SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED and
-# SHMEM_CTX_DEFAULT constants point to.
-SHMEM_EXTRA_EXPORTS := shmemi_team_world|shmemi_team_shared|shmemi_ctx_default|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc
+# routines and the constant pointers its SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED
+# and SHMEM_CTX_DEFAULT are.
+SHMEM_EXTRA_EXPORTS := shmemi_team_world_ptr|shmemi_team_shared_ptr|shmemi_ctx_default_ptr|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc
 
 # Every exported symbol is public API, and every function openfam.h declares
 # is exported.

@@ -51,6 +51,11 @@ shmemi_seg shmemi_data_seg = {0, 0, shmemi_no_peer, shmemi_no_desc, "static/glob
 struct shmemi_team shmemi_team_world = {0, 1, 1, 0, NULL, 0, NULL};
 struct shmemi_team shmemi_team_shared = {0, 1, 1, 0, NULL, 0, NULL};
 struct shmemi_ctx shmemi_ctx_default = {&shmemi_team_world, 0, 1, NULL};
+/* What SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED and SHMEM_CTX_DEFAULT are
+ * (shmem.h): the objects themselves stay local to the library. */
+struct shmemi_team *const shmemi_team_world_ptr = &shmemi_team_world;
+struct shmemi_team *const shmemi_team_shared_ptr = &shmemi_team_shared;
+struct shmemi_ctx *const shmemi_ctx_default_ptr = &shmemi_ctx_default;
 
 /* Size of the part of each heap the layer keeps for itself (at its start). */
 #define SHMEMI_INTERNAL_SIZE ((size_t)4 << 20)

@@ -127,6 +127,10 @@ struct shmemi_ctx {
     void *priv; /* the core's per-context state (pending FAM operations) */
 };
 
+/* The predefined teams and context. Local to the library (the version
+ * script exports only the constant pointers shmem.h's SHMEM_TEAM_WORLD,
+ * SHMEM_TEAM_SHARED and SHMEM_CTX_DEFAULT are), so a program never gets a
+ * copy of them and every handle it passes is one of these addresses. */
 extern struct shmemi_team shmemi_team_world;
 extern struct shmemi_team shmemi_team_shared;
 extern struct shmemi_ctx shmemi_ctx_default;

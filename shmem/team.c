@@ -16,7 +16,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,29 +32,6 @@ static struct shmemi_coll_team colls[SHMEMI_TEAM_SLOTS];
 static uint32_t slots_used;  /* slots this PE is a member of a team on */
 static long *slot_base;      /* the pool: SLOTS * SLOT_LONGS longs */
 
-/* SHMEM_TEAM_WORLD is &shmemi_team_world (shmem.h). A program built as a
- * position-dependent or PIE executable gets its own copy of that object
- * (an R_X86_64_COPY relocation, made at load time from the library's
- * static initialiser), while the library keeps using its own: the handle
- * the program passes is then the copy's address, with the initial (one
- * PE) contents. The copy is what the dynamic linker's global scope finds
- * under the name; it is recognised here as the same team and given the
- * real team's contents. NULL when there is no copy (a -fPIC program).
- */
-static struct shmemi_team *world_copy, *shared_copy;
-
-static struct shmemi_team *program_copy(const char *name, struct shmemi_team *own)
-{
-    /* The main program's handle, not RTLD_DEFAULT: the library is linked
-     * symbolically (Go's c-shared), so a lookup from here would find the
-     * library's own object first. */
-    void *prog = dlopen(NULL, RTLD_LAZY);
-    struct shmemi_team *p = prog ? dlsym(prog, name) : NULL;
-    if (p == NULL || p == own)
-        return NULL;
-    *p = *own;
-    return p;
-}
 #define SLOT_LONGS (SHMEMI_SYNC_WORDS * SHMEMI_SLOT_LSTRIDE)
 
 /* Fills the collectives' state of team t on slot s. */
@@ -93,8 +69,6 @@ void shmemi_coll_init(void)
      * alone); they get slots 0 and 1. */
     team_attach(&shmemi_team_world, 0);
     team_attach(&shmemi_team_shared, 1);
-    world_copy = program_copy("shmemi_team_world", &shmemi_team_world);
-    shared_copy = program_copy("shmemi_team_shared", &shmemi_team_shared);
     shmemi_coll_ready = 1;
 }
 
@@ -103,10 +77,8 @@ struct shmemi_team *shmemi_team_lookup(struct shmemi_team *team)
     shmemi_coll_lazy_init();
     if (team == NULL)
         return NULL;
-    if (team == &shmemi_team_world || team == world_copy)
-        return &shmemi_team_world;
-    if (team == &shmemi_team_shared || team == shared_copy)
-        return &shmemi_team_shared;
+    if (team == &shmemi_team_world || team == &shmemi_team_shared)
+        return team;
     if (team >= teams && team < teams + SHMEMI_TEAM_SLOTS &&
         (slots_used & (1u << (team - teams))) && team->my_pe >= 0)
         return team;
