@@ -586,6 +586,8 @@ int shmem_init_thread(int requested, int *provided)
                shmemi_private_mode ? "private copies exchanged with FAM items at sync points (items not mappable)"
                                    : "FAM items mapped by every PE (shared memory)");
     fflush(stdout);
+    /* Before the barrier, which uses the world team's sync state. */
+    shmemi_coll_init();
     shmemi_barrier_all();
     return 0;
 }
@@ -607,6 +609,7 @@ void shmem_finalize(void)
     if (!shmemi_initialized)
         return;
     shmemi_barrier_all();
+    shmemi_coll_fini();
     shmemi_unshare_globals();
     /* The moved heap is ours to unmap (the library retires only the
      * placeholder at fam_map's address). */

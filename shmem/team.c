@@ -6,7 +6,7 @@
  * collectives need a symmetric sync array on every member, but
  * shmemi_internal_alloc must be called identically on every PE, and a split
  * is made by a subset. So every PE carves a fixed pool of SHMEMI_TEAM_SLOTS
- * sync arrays once, at the first collective call (init's barrier), and a
+ * sync arrays once, in shmem_init (shmemi_coll_init), and a
  * split picks a slot that is free on every member of the parent: the
  * members OR-reduce their in-use masks over the parent and take the lowest
  * bit clear in all. Teams made by disjoint subsets may share a slot number;
@@ -72,10 +72,24 @@ void shmemi_coll_init(void)
     shmemi_coll_ready = 1;
 }
 
+void shmemi_coll_fini(void)
+{
+    shmemi_coll_ready = 0;
+    slots_used = 0;
+    slot_base = NULL;
+    for (int s = 0; s < SHMEMI_TEAM_SLOTS; s++) {
+        memset(&teams[s], 0, sizeof(teams[s]));
+        teams[s].my_pe = -1;
+    }
+    memset(colls, 0, sizeof(colls));
+    shmemi_team_world.coll = NULL;
+    shmemi_team_shared.coll = NULL;
+}
+
 struct shmemi_team *shmemi_team_lookup(struct shmemi_team *team)
 {
-    shmemi_coll_lazy_init();
-    if (team == NULL)
+    /* Before shmem_init or after shmem_finalize no handle is a team. */
+    if (team == NULL || !shmemi_coll_ready)
         return NULL;
     if (team == &shmemi_team_world || team == &shmemi_team_shared)
         return team;
