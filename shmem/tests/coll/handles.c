@@ -7,7 +7,8 @@
  * library keeps its own: shmem_ctx_get_team(SHMEM_CTX_DEFAULT) then
  * returned a handle unequal to the program's SHMEM_TEAM_WORLD. Checks the
  * identities, then team operations on the world and shared teams and
- * context operations on the default context through those handles.
+ * context operations on the default context through those handles; and
+ * that outside shmem_init..shmem_finalize team queries answer -1.
  */
 #include "check.h"
 
@@ -15,6 +16,13 @@ static long target[8]; /* static data: symmetric */
 
 int main(void)
 {
+    /* Outside shmem_init..shmem_finalize no handle is a team: the queries
+     * answer -1 (the collectives' state is set up by shmem_init itself,
+     * not by a first use, which here would have aborted). */
+    if (shmem_team_n_pes(SHMEM_TEAM_WORLD) != -1 || shmem_team_my_pe(SHMEM_TEAM_SHARED) != -1) {
+        fprintf(stderr, "handles: team queries before shmem_init do not answer -1\n");
+        return 1;
+    }
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
 
@@ -105,5 +113,9 @@ int main(void)
     shmem_free(dst);
     passed("handles");
     shmem_finalize();
+    if (shmem_team_n_pes(SHMEM_TEAM_WORLD) != -1 || shmem_team_my_pe(SHMEM_TEAM_WORLD) != -1) {
+        fprintf(stderr, "handles: team queries after shmem_finalize do not answer -1\n");
+        return 1;
+    }
     return 0;
 }
