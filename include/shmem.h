@@ -94,13 +94,20 @@ typedef struct {
     int num_contexts;
 } shmem_team_config_t;
 
-extern struct shmemi_team shmemi_team_world;
-extern struct shmemi_team shmemi_team_shared;
-extern struct shmemi_ctx shmemi_ctx_default;
-#define SHMEM_TEAM_WORLD (&shmemi_team_world)
-#define SHMEM_TEAM_SHARED (&shmemi_team_shared)
+/* The predefined handles are constant pointers the library exports, not
+ * the addresses of objects it exports: a program built as a (PIE or
+ * position-dependent) executable gets its own copy, made at load time, of
+ * every library object it names directly (a copy relocation), while the
+ * library keeps using the original. A copy of a pointer is harmless: it
+ * holds the already-relocated address of the library's one object, so
+ * the program and the library see the same handle. */
+extern struct shmemi_team *const shmemi_team_world_ptr;
+extern struct shmemi_team *const shmemi_team_shared_ptr;
+extern struct shmemi_ctx *const shmemi_ctx_default_ptr;
+#define SHMEM_TEAM_WORLD (shmemi_team_world_ptr)
+#define SHMEM_TEAM_SHARED (shmemi_team_shared_ptr)
 #define SHMEM_TEAM_INVALID ((shmem_team_t)0)
-#define SHMEM_CTX_DEFAULT (&shmemi_ctx_default)
+#define SHMEM_CTX_DEFAULT (shmemi_ctx_default_ptr)
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
 
 /* ---- library setup, query, exit ---------------------------------------------- */

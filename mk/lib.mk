@@ -59,9 +59,9 @@ $(LIB_PC): mk/lib.mk VERSION
 # Installation (make install, uninstall) is in mk/install.mk.
 
 # Public names outside the fam_/shmem_ prefixes: OpenSHMEM's pre-1.2
-# routines and the objects its SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED and
-# SHMEM_CTX_DEFAULT constants point to.
-SHMEM_EXTRA_EXPORTS := shmemi_team_world|shmemi_team_shared|shmemi_ctx_default|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc
+# routines and the constant pointers its SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED
+# and SHMEM_CTX_DEFAULT are.
+SHMEM_EXTRA_EXPORTS := shmemi_team_world_ptr|shmemi_team_shared_ptr|shmemi_ctx_default_ptr|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc
 
 # Every exported symbol is public API, and every function openfam.h declares
 # is exported.
@@ -74,11 +74,11 @@ verify-symbols: $(LIB) ## check that the library exports exactly the public API 
 	if [ -n "$$missing" ]; then echo "declared in openfam.h but not exported:"; echo "$$missing"; exit 1; fi
 	@# Declarations only: not the C11 generic forms (macros: #define
 	@# lines) nor comments.
-	@cat include/shmem.h include/shmem-typed.h include/shmem-coll.h | grep -v '^#' | grep -Ev '^[[:space:]]*(/\*|\*)' | grep -oE '\b(shmem_[a-z0-9_]+|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc)\(' | tr -d '(' | sort -u > $(BUILD)/lib-shmem-declared.txt
+	@cat include/shmem.h include/shmem-typed.h include/shmem-coll.h include/shmem-coll-typed.h | grep -v '^#' | grep -Ev '^[[:space:]]*(/\*|\*)' | grep -oE '\b(shmem_[a-z0-9_]+|start_pes|_my_pe|_num_pes|shmalloc|shfree|shmemalign|shrealloc)\(' | tr -d '(' | sort -u > $(BUILD)/lib-shmem-declared.txt
 	@missing=$$(comm -23 $(BUILD)/lib-shmem-declared.txt $(BUILD)/lib-exports.txt); \
-	if [ -n "$$missing" ]; then echo "declared in shmem.h but not exported:"; echo "$$missing"; exit 1; fi
+	if [ -n "$$missing" ]; then echo "declared in include/shmem*.h but not exported:"; echo "$$missing"; exit 1; fi
 	@readelf -d $(LIB) | grep -q 'SONAME.*\[libopenfam.so.0\]' || { echo "$(LIB): soname is not libopenfam.so.0"; exit 1; }
-	@echo "verify-symbols: $$(wc -l < $(BUILD)/lib-exports.txt) exported symbols, all public; all $$(wc -l < $(BUILD)/lib-declared.txt) openfam.h and $$(wc -l < $(BUILD)/lib-shmem-declared.txt) shmem.h functions present"
+	@echo "verify-symbols: $$(wc -l < $(BUILD)/lib-exports.txt) exported symbols, all public; all $$(wc -l < $(BUILD)/lib-declared.txt) openfam.h and $$(wc -l < $(BUILD)/lib-shmem-declared.txt) shmem*.h functions present"
 
 $(BUILD)/capi-tests/%: capi/testdata/%.c include/openfam.h $(wildcard $(LIB)) | lib
 	@mkdir -p $(@D)

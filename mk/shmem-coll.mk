@@ -9,6 +9,8 @@
 SHMEM_COLL_SRC := $(wildcard shmem/tests/coll/*.c)
 SHMEM_COLL_BIN := $(patsubst shmem/tests/coll/%.c,$(BUILD)/shmem-coll/%,$(SHMEM_COLL_SRC))
 SHMEM_COLL_NP  ?= 1 2 3 4
+# handles also as C++ (oshc++): the predefined handles in both languages.
+SHMEM_COLL_BIN += $(BUILD)/shmem-coll/handles_cxx
 SHMEM_COLL_RUN := $(filter-out %/bad_input %/bench_coll,$(SHMEM_COLL_BIN))
 SHMEM_COLL_PRIVATE := $(BUILD)/shmem-coll/world $(BUILD)/shmem-coll/lock
 
@@ -19,6 +21,17 @@ TEST_TARGETS += test-shmem-coll
 $(BUILD)/shmem-coll/%: shmem/tests/coll/%.c shmem/tests/coll/check.h $(wildcard include/shmem*.h) $(C_LIB_DEP) | $(BINDIR)/oshcc lib
 	@mkdir -p $(@D)
 	$(BINDIR)/oshcc -std=c11 -pedantic -Wall -Wextra -Werror -g -O2 -o $@ $<
+
+# handles is about programs linked as executables, which get copies of the
+# library objects they name (copy relocations): built as PIE explicitly,
+# and as C++ by oshc++ (its default, PIE on current toolchains).
+$(BUILD)/shmem-coll/handles: shmem/tests/coll/handles.c shmem/tests/coll/check.h $(wildcard include/shmem*.h) $(C_LIB_DEP) | $(BINDIR)/oshcc lib
+	@mkdir -p $(@D)
+	$(BINDIR)/oshcc -std=c11 -pedantic -Wall -Wextra -Werror -g -O2 -fPIE -pie -o $@ $<
+
+$(BUILD)/shmem-coll/handles_cxx: shmem/tests/coll/handles.c shmem/tests/coll/check.h $(wildcard include/shmem*.h) $(C_LIB_DEP) | $(BINDIR)/oshc++ lib
+	@mkdir -p $(@D)
+	$(BINDIR)/oshc++ -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -g -O2 -o $@ $<
 
 # Each program exits non-zero (shmem_global_exit(1)) on the first wrong
 # value; famrun's --timeout turns a hang into a failure.

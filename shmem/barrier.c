@@ -45,9 +45,6 @@ void shmemi_coll_private_barrier(const struct shmemi_aset *a)
 
 static inline void world_barrier(const char *call)
 {
-    /* First, whatever the mode: the first barrier is init's, which every
-     * PE reaches in the same order of internal allocations. */
-    shmemi_coll_lazy_init();
     if (shmemi_n_pes == 1)
         return;
     if (shmemi_private_mode) {

@@ -35,7 +35,6 @@ void shmemi_aset_active(struct shmemi_aset *a, const char *call, int PE_start,
                         int logPE_stride, int PE_size, long *pSync)
 {
     shmemi_check_init(call);
-    shmemi_coll_lazy_init();
     if (PE_size < 1 || PE_start < 0 || logPE_stride < 0 || logPE_stride > 30)
         shmemi_abort(call, "bad active set (PE_start %d, logPE_stride %d, PE_size %d)",
                      PE_start, logPE_stride, PE_size);

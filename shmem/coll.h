@@ -125,16 +125,9 @@ void shmemi_aset_active(struct shmemi_aset *a, const char *call, int PE_start,
 /* The team with a given handle, or NULL when it is not a valid team. */
 struct shmemi_team *shmemi_team_lookup(struct shmemi_team *team);
 
-/* Sets up the world and shared teams and the slot pool once; every entry
- * point calls it (the first call happens in init's barrier, on every PE in
- * the same order, which keeps shmemi_internal_alloc symmetric). */
-void shmemi_coll_init(void);
+/* 1 from shmemi_coll_init (in shmem_init) to shmemi_coll_fini (in
+ * shmem_finalize): the teams' collective state exists. */
 extern int shmemi_coll_ready;
-static inline void shmemi_coll_lazy_init(void)
-{
-    if (__builtin_expect(!shmemi_coll_ready, 0))
-        shmemi_coll_init();
-}
 
 /* ---- algorithms (coll.c, coll_reduce.c) ---- */
 

@@ -51,6 +51,11 @@ shmemi_seg shmemi_data_seg = {0, 0, shmemi_no_peer, shmemi_no_desc, "static/glob
 struct shmemi_team shmemi_team_world = {0, 1, 1, 0, NULL, 0, NULL};
 struct shmemi_team shmemi_team_shared = {0, 1, 1, 0, NULL, 0, NULL};
 struct shmemi_ctx shmemi_ctx_default = {&shmemi_team_world, 0, 1, NULL};
+/* What SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED and SHMEM_CTX_DEFAULT are
+ * (shmem.h): the objects themselves stay local to the library. */
+struct shmemi_team *const shmemi_team_world_ptr = &shmemi_team_world;
+struct shmemi_team *const shmemi_team_shared_ptr = &shmemi_team_shared;
+struct shmemi_ctx *const shmemi_ctx_default_ptr = &shmemi_ctx_default;
 
 /* Size of the part of each heap the layer keeps for itself (at its start). */
 #define SHMEMI_INTERNAL_SIZE ((size_t)4 << 20)
@@ -581,6 +586,8 @@ int shmem_init_thread(int requested, int *provided)
                shmemi_private_mode ? "private copies exchanged with FAM items at sync points (items not mappable)"
                                    : "FAM items mapped by every PE (shared memory)");
     fflush(stdout);
+    /* Before the barrier, which uses the world team's sync state. */
+    shmemi_coll_init();
     shmemi_barrier_all();
     return 0;
 }
@@ -602,6 +609,7 @@ void shmem_finalize(void)
     if (!shmemi_initialized)
         return;
     shmemi_barrier_all();
+    shmemi_coll_fini();
     shmemi_unshare_globals();
     /* The moved heap is ours to unmap (the library retires only the
      * placeholder at fam_map's address). */

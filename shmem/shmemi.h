@@ -57,8 +57,24 @@ void shmemi_get(void *dest, const void *src, size_t n, int pe);
  * layer keeps for itself (barrier and collective scratch, lock words, team
  * pSync arrays). Every PE must call it with the same sizes in the same
  * order (it is symmetric by construction and needs no communication).
- * Aborts when the reserve is exhausted. */
+ * The memory is zero when first handed out: the reserve is the start of
+ * a FAM item allocated for this job (fam_allocate returns zeroed memory),
+ * or in private mode of anonymous mmap memory, and each byte is handed
+ * out once per job (shmem_init may run once per program). Callers must
+ * not clear it themselves: a faster peer may already have written to its
+ * copy on this PE (a signalled counter). Aborts when the reserve is
+ * exhausted. */
 void *shmemi_internal_alloc(size_t n);
+
+/* The collectives' setup (shmem/team.c): the world and shared teams' sync
+ * state and the pool of team slots, carved by shmemi_internal_alloc. Called
+ * once by shmem_init on every PE, after the heaps are set up and before
+ * init's barrier (which uses it), so every PE makes the same internal
+ * allocations in the same order. shmemi_coll_fini, called by
+ * shmem_finalize after its barrier, forgets the split teams and the
+ * pool: handles used after finalize are invalid teams, not stale memory. */
+void shmemi_coll_init(void);
+void shmemi_coll_fini(void);
 
 /* 1 when this PE's symmetric memory is private memory rather than the
  * FAM items themselves (fam_map cannot map them: famrun --servers K, or
@@ -127,6 +143,10 @@ struct shmemi_ctx {
     void *priv; /* the core's per-context state (pending FAM operations) */
 };
 
+/* The predefined teams and context. Local to the library (the version
+ * script exports only the constant pointers shmem.h's SHMEM_TEAM_WORLD,
+ * SHMEM_TEAM_SHARED and SHMEM_CTX_DEFAULT are), so a program never gets a
+ * copy of them and every handle it passes is one of these addresses. */
 extern struct shmemi_team shmemi_team_world;
 extern struct shmemi_team shmemi_team_shared;
 extern struct shmemi_ctx shmemi_ctx_default;

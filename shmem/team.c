@@ -6,7 +6,7 @@
  * collectives need a symmetric sync array on every member, but
  * shmemi_internal_alloc must be called identically on every PE, and a split
  * is made by a subset. So every PE carves a fixed pool of SHMEMI_TEAM_SLOTS
- * sync arrays once, at the first collective call (init's barrier), and a
+ * sync arrays once, in shmem_init (shmemi_coll_init), and a
  * split picks a slot that is free on every member of the parent: the
  * members OR-reduce their in-use masks over the parent and take the lowest
  * bit clear in all. Teams made by disjoint subsets may share a slot number;
@@ -16,7 +16,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,29 +32,6 @@ static struct shmemi_coll_team colls[SHMEMI_TEAM_SLOTS];
 static uint32_t slots_used;  /* slots this PE is a member of a team on */
 static long *slot_base;      /* the pool: SLOTS * SLOT_LONGS longs */
 
-/* SHMEM_TEAM_WORLD is &shmemi_team_world (shmem.h). A program built as a
- * position-dependent or PIE executable gets its own copy of that object
- * (an R_X86_64_COPY relocation, made at load time from the library's
- * static initialiser), while the library keeps using its own: the handle
- * the program passes is then the copy's address, with the initial (one
- * PE) contents. The copy is what the dynamic linker's global scope finds
- * under the name; it is recognised here as the same team and given the
- * real team's contents. NULL when there is no copy (a -fPIC program).
- */
-static struct shmemi_team *world_copy, *shared_copy;
-
-static struct shmemi_team *program_copy(const char *name, struct shmemi_team *own)
-{
-    /* The main program's handle, not RTLD_DEFAULT: the library is linked
-     * symbolically (Go's c-shared), so a lookup from here would find the
-     * library's own object first. */
-    void *prog = dlopen(NULL, RTLD_LAZY);
-    struct shmemi_team *p = prog ? dlsym(prog, name) : NULL;
-    if (p == NULL || p == own)
-        return NULL;
-    *p = *own;
-    return p;
-}
 #define SLOT_LONGS (SHMEMI_SYNC_WORDS * SHMEMI_SLOT_LSTRIDE)
 
 /* Fills the collectives' state of team t on slot s. */
@@ -93,20 +69,30 @@ void shmemi_coll_init(void)
      * alone); they get slots 0 and 1. */
     team_attach(&shmemi_team_world, 0);
     team_attach(&shmemi_team_shared, 1);
-    world_copy = program_copy("shmemi_team_world", &shmemi_team_world);
-    shared_copy = program_copy("shmemi_team_shared", &shmemi_team_shared);
     shmemi_coll_ready = 1;
+}
+
+void shmemi_coll_fini(void)
+{
+    shmemi_coll_ready = 0;
+    slots_used = 0;
+    slot_base = NULL;
+    for (int s = 0; s < SHMEMI_TEAM_SLOTS; s++) {
+        memset(&teams[s], 0, sizeof(teams[s]));
+        teams[s].my_pe = -1;
+    }
+    memset(colls, 0, sizeof(colls));
+    shmemi_team_world.coll = NULL;
+    shmemi_team_shared.coll = NULL;
 }
 
 struct shmemi_team *shmemi_team_lookup(struct shmemi_team *team)
 {
-    shmemi_coll_lazy_init();
-    if (team == NULL)
+    /* Before shmem_init or after shmem_finalize no handle is a team. */
+    if (team == NULL || !shmemi_coll_ready)
         return NULL;
-    if (team == &shmemi_team_world || team == world_copy)
-        return &shmemi_team_world;
-    if (team == &shmemi_team_shared || team == shared_copy)
-        return &shmemi_team_shared;
+    if (team == &shmemi_team_world || team == &shmemi_team_shared)
+        return team;
     if (team >= teams && team < teams + SHMEMI_TEAM_SLOTS &&
         (slots_used & (1u << (team - teams))) && team->my_pe >= 0)
         return team;

@@ -31,10 +31,13 @@ type Type struct {
 	Size int
 	// Float marks floating-point types (no bitwise ops; bit-cast atomics).
 	Float bool
-	// Alias marks typedefs of another type of the table (int32_t is int):
-	// left out of C11 _Generic association lists, where a type may appear
-	// only once.
+	// Alias marks typedefs of another type (int32_t is int on LP64), and
+	// Of names that type: in a C11 _Generic association list, where a
+	// type may appear only once, an alias stands in for its type only
+	// when the list lacks that type (the bitwise AMO table has int32_t
+	// and int64_t but not int and long).
 	Alias bool
+	Of    string
 }
 
 // Bits is the operand width of the type's atomics.
@@ -42,7 +45,9 @@ func (t Type) Bits() int { return t.Size * 8 }
 
 func ty(c, name string, size int) Type { return Type{C: c, Name: name, Size: size} }
 func fl(c, name string, size int) Type { return Type{C: c, Name: name, Size: size, Float: true} }
-func al(c, name string, size int) Type { return Type{C: c, Name: name, Size: size, Alias: true} }
+func al(c, name string, size int, of string) Type {
+	return Type{C: c, Name: name, Size: size, Alias: true, Of: of}
+}
 
 // Generic is one C11 generic routine: shmem_<Op>(Params) dispatching on
 // the type of *Params[On] over Types; Ctx adds the form with a leading
@@ -119,10 +124,8 @@ func (g Generic) Macro() string {
 		return b.String()
 	}
 	var ctxAssoc []string
-	for _, t := range g.Types {
-		if !t.Alias {
-			ctxAssoc = append(ctxAssoc, t.C+": shmem_ctx_"+t.Name+"_"+g.Op)
-		}
+	for _, t := range selected(g.Types) {
+		ctxAssoc = append(ctxAssoc, t.C+": shmem_ctx_"+t.Name+"_"+g.Op)
 	}
 	fmt.Fprintf(&b, "#define shmemi_g_ctx_%s(ctx, %s) _Generic(*(%s), %s)(ctx, %s)\n", g.Op, ps, on,
 		strings.Join(ctxAssoc, ", "), ps)
@@ -131,14 +134,34 @@ func (g Generic) Macro() string {
 	return b.String()
 }
 
-// assoc renders a _Generic association list "T: shmem_<name>_<suffix>, ..."
-// over the types that are not aliases.
-func assoc(types []Type, suffix string) string {
-	var b []string
+// selected is the types of a _Generic association list: every type that
+// is not an alias, and the first alias of each type the list lacks.
+func selected(types []Type) []Type {
+	have := map[string]bool{}
 	for _, t := range types {
 		if !t.Alias {
-			b = append(b, t.C+": shmem_"+t.Name+"_"+suffix)
+			have[t.C] = true
 		}
+	}
+	var out []Type
+	for _, t := range types {
+		if t.Alias {
+			if have[t.Of] {
+				continue
+			}
+			have[t.Of] = true
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// assoc renders a _Generic association list "T: shmem_<name>_<suffix>, ..."
+// over selected(types).
+func assoc(types []Type, suffix string) string {
+	var b []string
+	for _, t := range selected(types) {
+		b = append(b, t.C+": shmem_"+t.Name+"_"+suffix)
 	}
 	return strings.Join(b, ", ")
 }
@@ -158,16 +181,16 @@ var (
 	tUInt       = ty("unsigned int", "uint", 4)
 	tULong      = ty("unsigned long", "ulong", 8)
 	tULongLong  = ty("unsigned long long", "ulonglong", 8)
-	tInt8       = al("int8_t", "int8", 1)
-	tInt16      = al("int16_t", "int16", 2)
-	tInt32      = al("int32_t", "int32", 4)
-	tInt64      = al("int64_t", "int64", 8)
-	tUInt8      = al("uint8_t", "uint8", 1)
-	tUInt16     = al("uint16_t", "uint16", 2)
-	tUInt32     = al("uint32_t", "uint32", 4)
-	tUInt64     = al("uint64_t", "uint64", 8)
-	tSize       = al("size_t", "size", 8)
-	tPtrdiff    = al("ptrdiff_t", "ptrdiff", 8)
+	tInt8       = al("int8_t", "int8", 1, "signed char")
+	tInt16      = al("int16_t", "int16", 2, "short")
+	tInt32      = al("int32_t", "int32", 4, "int")
+	tInt64      = al("int64_t", "int64", 8, "long")
+	tUInt8      = al("uint8_t", "uint8", 1, "unsigned char")
+	tUInt16     = al("uint16_t", "uint16", 2, "unsigned short")
+	tUInt32     = al("uint32_t", "uint32", 4, "unsigned int")
+	tUInt64     = al("uint64_t", "uint64", 8, "unsigned long")
+	tSize       = al("size_t", "size", 8, "unsigned long")
+	tPtrdiff    = al("ptrdiff_t", "ptrdiff", 8, "long")
 	tComplexF   = fl("float _Complex", "complexf", 8)
 	tComplexD   = fl("double _Complex", "complexd", 16)
 )
