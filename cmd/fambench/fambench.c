@@ -10,7 +10,8 @@
  * (strided and indexed gather/scatter), metadata (regions, items, lookup),
  * interleave (the same transfers with interleaving on and off; run it under
  * famrun --servers K), rtt (small-op and control-call round trips against
- * raw TCP ping-pongs, polling and blocking), all. Without a subcommand: a
+ * raw TCP ping-pongs, polling and blocking), persist (fam_quiet on a
+ * persistent region against msync and fdatasync), all. Without a subcommand: a
  * quick run of throughput, latency, atomics and metadata. get-loop S runs
  * alone (8-byte gets for S seconds, to load a server).
  *
