@@ -24,10 +24,11 @@ bench-report: $(BENCH_TOOLS) ## the standard series, then plots (docs/bench/*.sv
 bench-render: python-venv ## render build/bench/*.json into docs/bench/*.svg and BENCHMARKS.md (matplotlib in build/venv)
 	$(PY) cmd/fambench/report.py --in $(BENCH_OUT) --plots $(BENCH_PLOTS) --md BENCHMARKS.md
 
-# Every subcommand once, on the embedded store and on a famd over TCP (rtt
-# and get-loop over its Unix socket too), at the smallest settings: the tool
-# runs, its JSON parses and every figure and baseline is positive. (Figures
-# themselves are not checked: the machine running the tests is busy.)
+# Every subcommand once, on the embedded store and on a famd over TCP (rtt,
+# persist and get-loop over its Unix socket too), at the smallest settings:
+# the tool runs, its JSON parses and every figure and baseline is positive.
+# (Figures themselves are not checked: the machine running the tests is
+# busy.)
 test-fambench: $(BENCH_TOOLS) ## fambench smoke test: every subcommand, text/CSV/JSON, local, TCP and Unix socket
 	cmd/fambench/smoke.sh $(BINDIR)
 

@@ -10,7 +10,8 @@
  * (strided and indexed gather/scatter), metadata (regions, items, lookup),
  * interleave (the same transfers with interleaving on and off; run it under
  * famrun --servers K), rtt (small-op and control-call round trips against
- * raw TCP ping-pongs, polling and blocking), all. Without a subcommand: a
+ * raw TCP ping-pongs, polling and blocking), persist (fam_quiet on a
+ * persistent region against msync and fdatasync), all. Without a subcommand: a
  * quick run of throughput, latency, atomics and metadata. get-loop S runs
  * alone (8-byte gets for S seconds, to load a server).
  *
@@ -43,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1327,6 +1329,182 @@ static void run_rtt(void)
     rtt_block_fd = rtt_spin_fd = -1;
 }
 
+/* ---- persist: the cost of durability (issue 20) ----
+ * On a persistent region fam_quiet returns once the writes before it are
+ * on stable storage (OPENFAM_PERSIST selects the policy; see openfam(3)).
+ * The figures: fam_put_blocking of 8 B on a persistent item against the
+ * same put on a volatile one (the put itself must not pay for durability);
+ * fam_quiet after 1, 64 and 4096 dirty 4 KiB pages (one 8-byte put into
+ * each) against msync(MS_SYNC) of the same pages of a plain shared file
+ * mapping and against fdatasync of that file after the same stores (the
+ * file lies in $FAMBENCH_RAW_DIR, else $OPENFAM_DATA_DIR, else /var/tmp:
+ * put it on the file system famd's data lives on); and 4 KiB
+ * fam_put_blocking + fam_quiet on a persistent item against a volatile one
+ * (the round trip with and without durability, over the network with a
+ * TCP OPENFAM_SERVER). Each flush is timed alone, repeats times. */
+enum { PPAGES = 4096, PPAGE = 4096 };
+static fam_desc_t *p_small, *v_small, *p_big, *v_big;
+static uint64_t p_word[8], p_sink[8];
+
+static void body_put8_vol(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_put_blocking(p_word, v_small, 8, 8));
+}
+static void body_put8_pers(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(fam_put_blocking(p_word, p_small, 8, 8));
+}
+static void body_memcpy8(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(&p_sink[i & 7], &p_word[i & 7], 8);
+        BARRIER();
+    }
+}
+static void body_put4k_quiet_pers(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        CHECK(fam_put_blocking(buf_a, p_big, (i % 64) * PPAGE, PPAGE));
+        CHECK(fam_quiet());
+    }
+}
+static void body_put4k_quiet_vol(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        CHECK(fam_put_blocking(buf_a, v_big, (i % 64) * PPAGE, PPAGE));
+        CHECK(fam_quiet());
+    }
+}
+
+/* flush_costs stores the median microseconds of one flush of n dirty
+ * pages in out: fam_quiet after n 8-byte puts (one per page) to the
+ * persistent item; msync of the same n pages of the file mapping raw after
+ * storing to them; fdatasync of its file fd after the same stores. The
+ * three alternate within each repeat. */
+static void flush_costs(int n, uint8_t *raw, int fd, double out[3])
+{
+    double s[3][MAX_REPEATS];
+    uint64_t v = 1;
+    for (int r = 0; r < repeats; r++) {
+        for (int i = 0; i < n; i++, v++)
+            CHECK(fam_put_blocking(&v, p_big, (uint64_t)i * PPAGE, sizeof v));
+        uint64_t t0 = now_ns();
+        CHECK(fam_quiet());
+        s[0][r] = (double)(now_ns() - t0) / 1000.0;
+
+        for (int i = 0; i < n; i++, v++)
+            memcpy(raw + (size_t)i * PPAGE, &v, sizeof v);
+        t0 = now_ns();
+        if (msync(raw, (size_t)n * PPAGE, MS_SYNC) != 0) {
+            perror("fambench: msync");
+            exit(1);
+        }
+        s[1][r] = (double)(now_ns() - t0) / 1000.0;
+
+        for (int i = 0; i < n; i++, v++)
+            memcpy(raw + (size_t)i * PPAGE, &v, sizeof v);
+        t0 = now_ns();
+        if (fdatasync(fd) != 0) {
+            perror("fambench: fdatasync");
+            exit(1);
+        }
+        s[2][r] = (double)(now_ns() - t0) / 1000.0;
+    }
+    for (int k = 0; k < 3; k++)
+        out[k] = use_best ? (qsort(s[k], (size_t)repeats, sizeof(double), cmp_double), s[k][0])
+                          : median(s[k], repeats);
+}
+
+static void run_persist(void)
+{
+    char pname[OPENFAM_NAME_MAX + 1], vname[OPENFAM_NAME_MAX + 1];
+    snprintf(pname, sizeof pname, "fambench-p-%ld", (long)getpid());
+    snprintf(vname, sizeof vname, "fambench-v-%ld", (long)getpid());
+    fam_region_attr_t pattr = {FAM_REDUNDANCY_NONE, FAM_MEMORY_PERSISTENT, FAM_INTERLEAVE_DEFAULT,
+                               FAM_PERMISSION_DEFAULT};
+    fam_region_attr_t vattr = {FAM_REDUNDANCY_NONE, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
+                               FAM_PERMISSION_DEFAULT};
+    fam_region_t *pr = fam_create_region(pname, 32 * MIB, 0600, &pattr);
+    fam_region_t *vr = fam_create_region(vname, 32 * MIB, 0600, &vattr);
+    if (pr == NULL || vr == NULL)
+        die("fam_create_region (persist)");
+    p_small = fam_allocate("small", 64, 0600, pr);
+    v_small = fam_allocate("small", 64, 0600, vr);
+    p_big = fam_allocate("big", (uint64_t)PPAGES * PPAGE, 0600, pr);
+    v_big = fam_allocate("big", (uint64_t)PPAGES * PPAGE, 0600, vr);
+    if (p_small == NULL || v_small == NULL || p_big == NULL || v_big == NULL)
+        die("fam_allocate (persist)");
+
+    progress("persist: 8 B puts");
+    double t[3];
+    const body_fn puts[3] = {body_put8_pers, body_put8_vol, body_memcpy8};
+    ns_per_op(puts, 3, t);
+    add_row("persist", "fam_put_blocking, persistent", 8, 1, t[0] / 1000, "us/op", "the same put, volatile",
+            t[1] / 1000, 0);
+    add_row("persist", "fam_put_blocking, volatile", 8, 1, t[1] / 1000, "us/op", "memcpy", t[2] / 1000, 0);
+
+    const char *dir = getenv("FAMBENCH_RAW_DIR");
+    if (dir == NULL || dir[0] == '\0')
+        dir = getenv("OPENFAM_DATA_DIR");
+    if (dir == NULL || dir[0] == '\0')
+        dir = "/var/tmp";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fambench-raw-%ld", dir, (long)getpid());
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)PPAGES * PPAGE) != 0) {
+        fprintf(stderr, "fambench: the baseline file %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    uint8_t *raw = mmap(NULL, (size_t)PPAGES * PPAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (raw == MAP_FAILED) {
+        perror("fambench: mmap");
+        unlink(path);
+        exit(1);
+    }
+    /* The first writes allocate the file's blocks: done outside the timing,
+     * as fam_allocate zeroed the item's pages. Likewise every page of the
+     * item is written and flushed once. */
+    memset(raw, 0, (size_t)PPAGES * PPAGE);
+    if (fdatasync(fd) != 0) {
+        perror("fambench: fdatasync");
+        unlink(path);
+        exit(1);
+    }
+    for (int i = 0; i < PPAGES; i++)
+        CHECK(fam_put_blocking(buf_a, p_big, (uint64_t)i * PPAGE, 8));
+    CHECK(fam_quiet());
+    const int ns[3] = {1, 64, PPAGES};
+    for (int k = 0; k < 3; k++) {
+        char what[64], nm[48];
+        snprintf(what, sizeof what, "persist: fam_quiet after %d dirty pages", ns[k]);
+        progress(what);
+        double c[3];
+        flush_costs(ns[k], raw, fd, c);
+        uint64_t bytes = (uint64_t)ns[k] * PPAGE;
+        snprintf(nm, sizeof nm, "fam_quiet, %d dirty page%s", ns[k], ns[k] == 1 ? "" : "s");
+        add_row("persist", nm, bytes, 1, c[0], "us", "msync(MS_SYNC), same pages", c[1], 0);
+        add_row("persist", nm, bytes, 1, c[0], "us", "fdatasync, same stores", c[2], 0);
+    }
+    munmap(raw, (size_t)PPAGES * PPAGE);
+    close(fd);
+    unlink(path);
+
+    progress("persist: 4 KiB put + quiet");
+    const body_fn remote[2] = {body_put4k_quiet_pers, body_put4k_quiet_vol};
+    ns_per_op(remote, 2, t);
+    add_row("persist", "put + quiet, persistent", PPAGE, 1, t[0] / 1000, "us/op", "put + quiet, volatile",
+            t[1] / 1000, 0);
+
+    CHECK(fam_deallocate(p_small));
+    CHECK(fam_deallocate(v_small));
+    CHECK(fam_deallocate(p_big));
+    CHECK(fam_deallocate(v_big));
+    CHECK(fam_destroy_region(pr));
+    CHECK(fam_destroy_region(vr));
+}
+
 /* ---- get-loop: a client that keeps the server busy ---- */
 
 /* get_loop runs fam_get_blocking of 8 B in a loop for secs seconds, so
@@ -1441,6 +1619,11 @@ static const subcommand_t subcommands[] = {
      "small-op round trips (8/256 B get/put, fetch_add, add + quiet) and\n"
      "                control calls (lookup, lookup_region, allocate) vs a raw 256 B\n"
      "                TCP ping-pong to a polling echo process (and a blocking one)"},
+    {"persist", run_persist,
+     "8 B puts persistent vs volatile; fam_quiet after 1/64/4096 dirty 4 KiB\n"
+     "                pages vs msync and fdatasync of a file; 4 KiB put + quiet,\n"
+     "                persistent vs volatile (the file: $FAMBENCH_RAW_DIR, else\n"
+     "                $OPENFAM_DATA_DIR, else /var/tmp)"},
 };
 enum { NSUB = sizeof subcommands / sizeof subcommands[0] };
 
@@ -1460,7 +1643,7 @@ static void usage(FILE *f)
                "atomics and metadata run):\n");
     for (int i = 0; i < NSUB; i++)
         fprintf(f, "  %-12s  %s\n", subcommands[i].name, subcommands[i].help);
-    fprintf(f, "  %-12s  %s\n", "all", "every subcommand above but interleave and rtt");
+    fprintf(f, "  %-12s  %s\n", "all", "every subcommand above but interleave, rtt and persist");
     fprintf(f, "  %-12s  %s\n", "get-loop S",
             "alone: fam_get_blocking of 8 B in a loop for S seconds (a server's CPU\n"
             "                under load; see tests/rtt-bench.sh); prints the rate");
@@ -1483,7 +1666,8 @@ static void usage(FILE *f)
             "                  data-plane mode)\n"
             "  --get-mib M     only fam_get_blocking of one M MiB item in a region with\n"
             "                  default attributes (for tests/stripe-bench.sh)\n"
-            "  --rtt           the same as rtt; --get-loop S the same as get-loop S\n"
+            "  --rtt           the same as rtt; --get-loop S the same as get-loop S;\n"
+            "                  --persist the same as persist\n"
             "                  (older releases' options)\n"
             "  --help          this text\n"
             "  --version       print fambench's version and exit\n"
@@ -1539,6 +1723,11 @@ int main(int argc, char **argv)
                 return 2;
             }
             loop_secs = (int)v;
+        } else if (strcmp(a, "--persist") == 0) {
+            /* Issue 20's option (tests/persist-bench.sh). */
+            for (int k = 0; k < NSUB; k++)
+                if (strcmp(subcommands[k].name, "persist") == 0)
+                    selected[k] = any = 1;
         } else if (strcmp(a, "--rtt") == 0) {
             /* The old round-trip mode (issue 19's tests/rtt-bench.sh). */
             for (int k = 0; k < NSUB; k++)
@@ -1597,7 +1786,8 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(a, "all") == 0) {
             for (int k = 0; k < NSUB; k++)
-                selected[k] = strcmp(subcommands[k].name, "interleave") != 0 && strcmp(subcommands[k].name, "rtt") != 0;
+                selected[k] = strcmp(subcommands[k].name, "interleave") != 0 && strcmp(subcommands[k].name, "rtt") != 0 &&
+                              strcmp(subcommands[k].name, "persist") != 0;
             any = 1;
         } else {
             int found = 0;
@@ -1655,7 +1845,7 @@ int main(int argc, char **argv)
     }
     progress_on = isatty(2) && !getenv("FAMBENCH_NO_PROGRESS");
     /* Figures each subcommand adds, for the progress line. */
-    static const int per_sub[NSUB] = {0, 4, 0, 0, 4, 3, 2, 10};
+    static const int per_sub[NSUB] = {0, 4, 0, 0, 4, 3, 2, 10, 9};
     for (int k = 0; k < NSUB; k++)
         if (selected[k]) {
             if (k == 0)

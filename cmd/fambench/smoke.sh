@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fambench smoke test (make test-fambench): every subcommand runs at the
 # smallest settings on the embedded store and on a private famd over TCP
-# (rtt and get-loop over its Unix socket too), the interleave series under
+# (rtt, persist and get-loop over its Unix socket too), the interleave series under
 # famrun --servers 2; the JSON parses, every
 # figure and baseline is positive, the baselines follow the path (memcpy
 # locally, raw TCP over TCP), CSV and the table have their columns, and bad
@@ -32,7 +32,9 @@ for r in rows:
     for k in ("path", "name", "size", "threads", "value", "unit", "baseline", "baseline_value", "ratio"):
         assert k in r, "row without %s: %r" % (k, r)
     assert r["value"] > 0 and r["baseline_value"] > 0 and r["ratio"] > 0, "non-positive figure: %r" % r
-    if r["series"] == "rtt":
+    if r["series"] == "persist":
+        pass  # its baselines are its own (volatile twin, msync, fdatasync)
+    elif r["series"] == "rtt":
         assert "ping-pong" in r["baseline"], "rtt baseline %r" % r["baseline"]
     elif r["series"] not in ("interleave",) and r["name"] != "fam_put_nonblocking (pipe)":
         assert base_word in r["baseline"] or (base_word == "memcpy" and r["series"] in ("atomics", "gather", "metadata")), \
@@ -46,7 +48,7 @@ unset OPENFAM_SERVER OPENFAM_TOKEN_FILE
 
 echo "== fambench --help lists the subcommands"
 help=$("$bindir/fambench" --help)
-for s in throughput latency threads atomics gather metadata interleave rtt all get-loop; do
+for s in throughput latency threads atomics gather metadata interleave rtt persist all get-loop; do
   grep -q "^  $s " <<<"$help" || fail "--help does not list $s"
 done
 
@@ -60,7 +62,15 @@ done
 echo "== local mapping, all subcommands, JSON"
 "$bindir/fambench" "${tiny[@]}" --json all > "$work/local.json"
 check "$work/local.json" memcpy throughput latency threads atomics gather metadata
-! grep -q '"series": "rtt"' "$work/local.json" || fail "all runs rtt"
+! grep -Eq '"series": "(rtt|persist)"' "$work/local.json" || fail "all runs rtt or persist"
+
+echo "== local mapping, persist (and its alias --persist)"
+FAMBENCH_RAW_DIR=$work "$bindir/fambench" --time-ms 1 --repeats 1 --json persist > "$work/persist.json"
+check "$work/persist.json" - persist
+[ "$(grep -c '"series": "persist"' "$work/persist.json")" = 9 ] || fail "persist: want 9 rows"
+FAMBENCH_RAW_DIR=$work "$bindir/fambench" --time-ms 1 --repeats 1 --persist | grep -q "fam_quiet, 4096 dirty pages" ||
+  fail "--persist table"
+[ -z "$(find "$work" -maxdepth 1 -name 'fambench-raw-*')" ] || fail "persist left its baseline file"
 
 echo "== local mapping, rtt (and its alias --rtt)"
 "$bindir/fambench" "${tiny[@]}" --json rtt > "$work/rtt-local.json"
@@ -113,10 +123,13 @@ OPENFAM_SERVER=$addr OPENFAM_TOKEN_FILE=$work/token \
   "$bindir/fambench" "${tiny[@]}" --json throughput latency atomics gather metadata > "$work/tcp.json"
 check "$work/tcp.json" "raw TCP" throughput latency atomics gather metadata
 for srv in "$addr" "unix:$work/famd.sock"; do
-  echo "== rtt and get-loop, OPENFAM_SERVER=$srv"
+  echo "== rtt, persist and get-loop, OPENFAM_SERVER=$srv"
   OPENFAM_SERVER=$srv OPENFAM_TOKEN_FILE=$work/token \
     "$bindir/fambench" --time-ms 1 --repeats 1 --json rtt > "$work/rtt.json"
   check "$work/rtt.json" ping-pong rtt
+  OPENFAM_SERVER=$srv OPENFAM_TOKEN_FILE=$work/token FAMBENCH_RAW_DIR=$work \
+    "$bindir/fambench" --time-ms 1 --repeats 1 --json persist > "$work/persist.json"
+  check "$work/persist.json" - persist
   loop=$(OPENFAM_SERVER=$srv OPENFAM_TOKEN_FILE=$work/token "$bindir/fambench" get-loop 1)
   grep -Eq '^fambench get-loop: [1-9][0-9]* gets of 8 B in 1 s: [0-9.]+ us/op$' <<<"$loop" || fail "get-loop: $loop"
   OPENFAM_SERVER=$srv OPENFAM_TOKEN_FILE=$work/token "$bindir/fambench" --get-loop 1 --json |
