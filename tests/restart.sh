@@ -13,15 +13,22 @@ famd_pid=
 cleanup() { if [ -n "$famd_pid" ]; then kill -9 "$famd_pid" 2>/dev/null || true; wait "$famd_pid" 2>/dev/null || true; fi; rm -rf "$work"; }
 trap cleanup EXIT
 
+# Each start logs to a file of its own: the killed famd's "serving" line and
+# its socket file are still there, so waiting on a shared log let run 2 start
+# before the new famd listened.
+starts=0
 start_famd() {
+  starts=$((starts + 1))
+  local log=$work/famd.$starts.log
   "$bindir/famd" --socket "$work/famd.sock" --data-dir "$work/data" --shm-dir "$work/shm" \
-    >>"$work/famd.log" 2>&1 &
+    >"$log" 2>&1 &
   famd_pid=$!
   for _ in $(seq 600); do
-    grep -q serving "$work/famd.log" 2>/dev/null && [ -S "$work/famd.sock" ] && return 0
+    grep -q serving "$log" 2>/dev/null && [ -S "$work/famd.sock" ] && return 0
+    kill -0 "$famd_pid" 2>/dev/null || break
     sleep 0.1
   done
-  echo "restart: famd did not start"; cat "$work/famd.log"; exit 1
+  echo "restart: famd did not start"; cat "$log"; exit 1
 }
 
 # A generous timeout for the runs that must succeed (a loaded machine is
