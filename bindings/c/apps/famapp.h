@@ -90,6 +90,76 @@ static inline double parse_double(const char *opt, const char *s)
     return v;
 }
 
+/* The options SpMV and PageRank share (see their --help), with their
+ * defaults. */
+typedef struct {
+    const char *input, *output, *region;
+    uint64_t scale, edge_factor, seed, group;
+    int interleave, check, json;
+} app_opts_t;
+
+static inline app_opts_t app_opts_default(void)
+{
+    return (app_opts_t){.scale = 10, .edge_factor = 8, .seed = 1, .group = 256, .interleave = 1};
+}
+
+/* app_option parses argv[*i] when it is a shared option, taking its value
+ * from argv[*i + 1] (and advancing *i past it): 1 when it was one, 0 when
+ * the application should look at it (its value, if it takes one, is then
+ * argv[*i + 1], never NULL). --help prints usage and exits 0; an option
+ * without its value prints usage and exits 2. */
+static inline int app_option(app_opts_t *o, int argc, char **argv, int *i, void (*usage)(FILE *))
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        usage(stdout);
+        exit(0);
+    }
+    if (strcmp(a, "--check") == 0) {
+        o->check = 1;
+        return 1;
+    }
+    if (strcmp(a, "--json") == 0) {
+        o->json = 1;
+        return 1;
+    }
+    if (v == NULL) {
+        usage(stderr);
+        exit(2);
+    }
+    if (strcmp(a, "--input") == 0)
+        o->input = v;
+    else if (strcmp(a, "--output") == 0)
+        o->output = v;
+    else if (strcmp(a, "--region") == 0)
+        o->region = v;
+    else if (strcmp(a, "--scale") == 0)
+        o->scale = parse_u64(a, v);
+    else if (strcmp(a, "--edge-factor") == 0)
+        o->edge_factor = parse_u64(a, v);
+    else if (strcmp(a, "--seed") == 0)
+        o->seed = parse_u64(a, v);
+    else if (strcmp(a, "--group") == 0)
+        o->group = parse_u64(a, v);
+    else if (strcmp(a, "--interleave") == 0) {
+        if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+            usage_error("--interleave takes on or off, not %s", v);
+        o->interleave = strcmp(v, "on") == 0;
+    } else
+        return 0;
+    (*i)++;
+    return 1;
+}
+
+/* app_opts_check refuses shared option values out of range (exit 2). */
+static inline void app_opts_check(const app_opts_t *o)
+{
+    if (o->scale < 1 || o->scale > 30)
+        usage_error("--scale must be 1..30%s", "");
+    if (o->edge_factor < 1 || o->edge_factor > 1024)
+        usage_error("--edge-factor must be 1..1024%s", "");
+}
+
 static inline void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);

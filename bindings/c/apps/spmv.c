@@ -40,53 +40,26 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    const char *input = NULL, *output = NULL, *given_region = NULL;
-    uint64_t scale = 10, edge_factor = 8, seed = 1, group = 256, iters = 1;
-    int interleave = 1, check = 0, json = 0;
+    app_opts_t o = app_opts_default();
+    uint64_t iters = 1;
     app_name = "spmv";
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--check") == 0) {
-            check = 1;
-        } else if (strcmp(a, "--json") == 0) {
-            json = 1;
-        } else if (v == NULL) {
-            usage(stderr);
-            return 2;
-        } else if (strcmp(a, "--input") == 0) {
-            input = v, i++;
-        } else if (strcmp(a, "--output") == 0) {
-            output = v, i++;
-        } else if (strcmp(a, "--region") == 0) {
-            given_region = v, i++;
-        } else if (strcmp(a, "--scale") == 0) {
-            scale = parse_u64(a, v), i++;
-        } else if (strcmp(a, "--edge-factor") == 0) {
-            edge_factor = parse_u64(a, v), i++;
-        } else if (strcmp(a, "--seed") == 0) {
-            seed = parse_u64(a, v), i++;
-        } else if (strcmp(a, "--group") == 0) {
-            group = parse_u64(a, v), i++;
-        } else if (strcmp(a, "--iters") == 0) {
+        if (app_option(&o, argc, argv, &i, usage))
+            continue;
+        const char *a = argv[i], *v = argv[i + 1];
+        if (strcmp(a, "--iters") == 0) {
             iters = parse_u64(a, v), i++;
-        } else if (strcmp(a, "--interleave") == 0) {
-            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-                usage_error("--interleave takes on or off, not %s", v);
-            interleave = strcmp(v, "on") == 0, i++;
         } else {
             usage(stderr);
             return 2;
         }
     }
-    if (scale < 1 || scale > 30)
-        usage_error("--scale must be 1..30%s", "");
-    if (edge_factor < 1 || edge_factor > 1024)
-        usage_error("--edge-factor must be 1..1024%s", "");
-    if (group < 1 || iters < 1)
+    app_opts_check(&o);
+    if (o.group < 1 || iters < 1)
         usage_error("--group and --iters must be at least 1%s", "");
+    const char *input = o.input, *output = o.output, *given_region = o.region;
+    uint64_t scale = o.scale, edge_factor = o.edge_factor, seed = o.seed, group = o.group;
+    int interleave = o.interleave, check = o.check, json = o.json;
 
     job_init("spmv");
     char rname[OPENFAM_NAME_MAX + 1];
