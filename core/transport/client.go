@@ -58,6 +58,13 @@ type slot struct {
 	cc *cconn
 }
 
+// live returns the slot's connection, nil when it has none.
+func (s *slot) live() *cconn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cc
+}
+
 // Dial connects to the server at addr ("tcp" host:port or "unix" path),
 // opening opts.Conns connections and introducing each with a Hello frame
 // carrying opts.Token. It fails if any connection cannot be made within
@@ -272,10 +279,7 @@ func (c *Client) sendPieces(ps []piece, first, step int, mode sendMode) {
 // running at the same time still spread over the pool.
 func (c *Client) pickSync() int {
 	for i := range c.slots {
-		s := &c.slots[i]
-		s.mu.Lock()
-		cc := s.cc
-		s.mu.Unlock()
+		cc := c.slots[i].live()
 		if cc == nil {
 			continue
 		}
@@ -632,10 +636,7 @@ func (c *Client) ControlAsync(method, session uint64, msg []byte) (*Call, error)
 func (c *Client) Frames() []uint64 {
 	out := make([]uint64, len(c.slots))
 	for i := range c.slots {
-		s := &c.slots[i]
-		s.mu.Lock()
-		cc := s.cc
-		s.mu.Unlock()
+		cc := c.slots[i].live()
 		if cc == nil {
 			continue
 		}
