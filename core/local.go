@@ -122,8 +122,10 @@ func (l *local) sync(f *Fam) {
 	}
 }
 
+// barrier: an embedded store is one process's, so PEs of a larger job have
+// no common party to meet at; famd is that party (famrun starts one).
 func (l *local) barrier(f *Fam, op string) error {
-	return Errorf(CodeUnimplemented, op, "a barrier across %d PEs needs a launcher service; this build serves single-PE jobs only", f.peCount)
+	return Errorf(CodeUnimplemented, op, "a barrier across %d PEs needs famd: start the job with famrun (it starts one) or set OPENFAM_SERVER", f.peCount)
 }
 
 func (l *local) model(configured string) string { return configured }
