@@ -1,0 +1,103 @@
+// Package fabric is the libfabric data plane (issue 15): one-sided RMA
+// (fi_read/fi_write, fi_atomic) between PEs and memory servers over the
+// providers HPC sites run (verbs, cxi, efa) and libfabric's software ones
+// (tcp;ofi_rxm, sockets, shm). libfabric.so.1 is loaded at run time, so
+// libopenfam.so.0 loads and works where it is absent; the project's own
+// TCP protocol (package transport) stays the default data plane.
+//
+// One Endpoint serves both sides: a memory server Exposes the bytes of
+// each key it was granted (one memory registration per key, closed when
+// the key is withdrawn, so revocation holds on the fabric too), and a
+// client opens a Plane per server, which implements core.DataPlane.
+//
+// THIS FILE IS THE AGREED SURFACE (lead, 2026-11-25). The implementation
+// replaces the bodies; the signatures are what package core, famd and
+// the memory server call.
+package fabric
+
+import (
+	"errors"
+
+	"github.com/gofam/openfam/core/amo"
+	"github.com/gofam/openfam/core/transport"
+)
+
+// ErrNoLibfabric is returned (wrapped, with the loader's message) when
+// libfabric.so.1 cannot be loaded.
+var ErrNoLibfabric = errors.New("fabric: libfabric.so.1 is not installed")
+
+// TCP is the name of the project's own data plane, the default: a
+// provider string equal to it (or "") means "no libfabric".
+const TCP = "tcp"
+
+// Options configure Open.
+type Options struct {
+	// Node and Service bind a listening endpoint (a memory server) to an
+	// address; "" lets the provider choose (FI_SOURCE semantics).
+	Node, Service string
+	// Logf receives one line per notable event; nil is silent.
+	Logf func(format string, args ...any)
+}
+
+// Endpoint is one libfabric RDM endpoint on one provider, with its
+// completion queue, address vector and progress (FI_PROGRESS_AUTO where
+// offered, otherwise a progress goroutine that blocks, never spins while
+// idle). Safe for concurrent use.
+type Endpoint struct {
+	prov string
+}
+
+// Open loads libfabric and opens an RDM endpoint on provider prov (a
+// libfabric provider string such as "tcp;ofi_rxm", "sockets", "shm",
+// "verbs;ofi_rxm"). Errors name the provider and libfabric's message.
+func Open(prov string, opts Options) (*Endpoint, error) {
+	return nil, errors.New("fabric: not built yet")
+}
+
+// Provider is the provider string the endpoint runs on, as asked.
+func (e *Endpoint) Provider() string { return e.prov }
+
+// Addr is the endpoint's fabric address (fi_getname), what a memory
+// server advertises through Join and clients insert into their AV.
+func (e *Endpoint) Addr() []byte { return nil }
+
+// Close closes the endpoint and every registration.
+func (e *Endpoint) Close() error { return nil }
+
+// Expose registers mem, the bytes key reaches, for remote read (and write
+// when rights has transport.RightWrite) with an unguessable remote key,
+// and returns that key and the base address clients add item offsets to
+// (0 unless the provider needs virtual addresses, FI_MR_VIRT_ADDR).
+// Exposing a key already exposed returns its existing registration.
+func (e *Endpoint) Expose(key transport.Key, mem []byte, rights uint8) (rkey, base uint64, err error) {
+	return 0, 0, errors.New("fabric: not built yet")
+}
+
+// Withdraw closes key's registration, so that the fabric refuses it from
+// now on (revocation, deallocation, a session's end). Unknown keys are
+// ignored.
+func (e *Endpoint) Withdraw(key transport.Key) {}
+
+// Control is what a Plane needs from the server's own protocol: the
+// fabric descriptor of a key, and the operations a provider lacks
+// (atomics it cannot do natively, fd passing). *transport.Client
+// implements it.
+type Control interface {
+	// FabricKey asks the server to expose key on its fabric endpoint and
+	// returns the registration (wire OpFabricKey).
+	FabricKey(key transport.Key) (rkey, base, size uint64, rights uint8, err error)
+	Atomic(key transport.Key, off uint64, kind amo.Kind, op amo.Op, v, cmp amo.Value, fetch bool) (amo.Value, error)
+	GatherIndexed(key transport.Key, dst []byte, index []uint64, esize uint64) error
+	ScatterIndexed(key transport.Key, src []byte, index []uint64, esize uint64) error
+	Close() error
+}
+
+// Plane is the data plane to one server over the fabric. It implements
+// core.DataPlane (see core/interfaces.go).
+type Plane struct{}
+
+// Plane opens the data plane to the server at fabric address addr,
+// reached for control through ctl (which the Plane closes with itself).
+func (e *Endpoint) Plane(addr []byte, ctl Control) (*Plane, error) {
+	return nil, errors.New("fabric: not built yet")
+}
