@@ -68,6 +68,10 @@ type remote struct {
 	// plane (see ctlCall).
 	sess  *atomic.Uint64
 	noCtl atomic.Bool
+
+	// srv is this client's view of memory servers' health (redundant
+	// regions, see serverstate.go).
+	srv serverStates
 }
 
 // DefaultTimeout bounds every call to a famd that does not answer.
