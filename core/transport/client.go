@@ -1446,6 +1446,7 @@ type spinReader struct {
 	rc   syscall.RawConn
 	spin time.Duration
 	on   atomic.Bool
+	low  lowWater // keeps this process's poller asleep while a caller polls
 }
 
 func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
@@ -1460,11 +1461,21 @@ func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
 	if err != nil {
 		return nil
 	}
-	return &spinReader{nc: nc, rc: rc, spin: spin}
+	return &spinReader{nc: nc, rc: rc, spin: spin, low: newLowWater(nc, rc)}
 }
 
 func (s *spinReader) Read(p []byte) (int, error) {
 	if !s.on.Load() || len(p) == 0 {
+		if s.low.raised {
+			// A parked reader must be woken by any byte.
+			var lerr error
+			if err := s.rc.Control(func(fd uintptr) { lerr = s.low.lower(fd) }); err != nil {
+				return 0, err
+			}
+			if lerr != nil {
+				return 0, lerr
+			}
+		}
 		if s.fdr != nil {
 			return s.fdr.Read(p)
 		}
@@ -1475,6 +1486,11 @@ func (s *spinReader) Read(p []byte) (int, error) {
 	var until time.Time
 	polled := false
 	err := s.rc.Read(func(fd uintptr) bool {
+		if !polled {
+			// The mark stays up between calls: the next caller
+			// polls again, and whoever parks lowers it first.
+			s.low.raise(fd)
+		}
 		for {
 			var m int
 			var err error
@@ -1501,7 +1517,13 @@ func (s *spinReader) Read(p []byte) (int, error) {
 					until = now.Add(s.spin)
 				} else if now.After(until) {
 					polled = true
-					return false
+					// Lowered, the mark lets the poller see the
+					// reply; try once more before parking.
+					if err := s.low.lower(fd); err != nil {
+						rerr = err
+						return true
+					}
+					continue
 				}
 				// The server may be waiting for this core (same
 				// host, few cores): let it run between tries.

@@ -1,0 +1,137 @@
+package transport
+
+import (
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lowatOf reads nc's SO_RCVLOWAT.
+func lowatOf(t *testing.T, nc net.Conn) int {
+	t.Helper()
+	rc, err := nc.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) { v, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT) }); err != nil {
+		t.Fatal(err)
+	}
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	return v
+}
+
+// serverConn returns the server's end of its only connection.
+func serverConn(t *testing.T, s *Server) net.Conn {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.conns) != 1 {
+		t.Fatalf("server holds %d connections, want 1", len(s.conns))
+	}
+	for c := range s.conns {
+		return c
+	}
+	return nil
+}
+
+// waitLowat waits (generously) until nc's low-water mark is want.
+func waitLowat(t *testing.T, nc net.Conn, want int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for lowatOf(t, nc) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: SO_RCVLOWAT is %d 10 s on, want %d", what, lowatOf(t, nc), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestPollingRaisesLowWater: while the server polls a TCP connection for
+// the next request, and between a polling client's calls, the socket's
+// receive low-water mark is up, so that small frames arriving do not wake
+// the process's network poller (one thread wake-up and two context
+// switches per request on each side before). The mark on the client side
+// stays up after the call, and a reply read by the background reader
+// (nobody polling) still arrives: the reader lowers the mark first.
+func TestPollingRaisesLowWater(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	key := mem.add(0, 4096, RightRead|RightWrite)
+	// A window no request gap can exhaust: the server polls until the
+	// client closes.
+	s := NewServer(mem, ServerOptions{Spin: time.Minute, MaxSpinners: 1})
+	c := dial(t, "tcp", serve(t, s, "tcp"), ClientOptions{Conns: 1, Spin: time.Minute})
+	buf := make([]byte, 8)
+	for i := 0; i < 20; i++ {
+		if err := c.Get(key, 0, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if polls, hits := s.SpinStats(); hits == 0 {
+		t.Fatalf("the server answered none of %d polling reads by polling", polls)
+	}
+	sc := serverConn(t, s)
+	if got := lowatOf(t, sc); got <= wireFrame {
+		t.Errorf("polling server's SO_RCVLOWAT is %d: a request wakes the poller", got)
+	}
+	cc := c.slots[0].live()
+	if got := lowatOf(t, cc.c); got <= wireFrame {
+		t.Errorf("polling client's SO_RCVLOWAT is %d: a reply wakes the poller", got)
+	}
+	// Read by the background reader, which parks: it must be woken.
+	if err := c.GetAsync(key, 0, buf).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(key, 0, buf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wireFrame is more than a small request or reply carries (a header and a
+// few bytes): a mark above it keeps the poller asleep for them.
+const wireFrame = 128
+
+// TestLowWaterLoweredBeforeParking: a server and a client whose polling
+// windows run out park their connection with the mark back at one byte,
+// so that the next small request (server) and a late reply (client) wake
+// them; with the mark left up, either would wait for bytes that never
+// come.
+func TestLowWaterLoweredBeforeParking(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	key := mem.add(0, 4096, RightRead|RightWrite)
+	ctl := &blockingControl{release: make(chan struct{})}
+	s := NewServer(mem, ServerOptions{Spin: 100 * time.Microsecond, MaxSpinners: 1, Control: ctl})
+	c := dial(t, "tcp", serve(t, s, "tcp"), ClientOptions{Conns: 1, Spin: 100 * time.Microsecond, Timeout: 15 * time.Second})
+	buf := make([]byte, 8)
+	if err := c.Get(key, 0, buf); err != nil {
+		t.Fatal(err)
+	}
+	// The server's window runs out with no request coming: it parks.
+	waitLowat(t, serverConn(t, s), 1, "idle server")
+	if err := within(t, 30*time.Second, func() error { return c.Get(key, 0, buf) }); err != nil {
+		t.Fatalf("a small request to a parked server: %v", err)
+	}
+	// The client polls for a reply the server holds back, then parks.
+	cc := c.slots[0].live()
+	done := make(chan error, 1)
+	go func() {
+		_, _, _, _, _, err := c.Control(CtlLookup, 0, []byte("req"))
+		done <- err
+	}()
+	waitLowat(t, cc.c, 1, "client waiting past its window")
+	close(ctl.release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a parked client never saw the late reply")
+	}
+}
