@@ -26,6 +26,10 @@ type Context struct {
 	// Quiet, which reports the first failure among them.
 	cmu   sync.Mutex
 	calls []pendingCall
+	// spare is the array of a list a Quiet has waited through, kept for
+	// the next list so that fam_add + fam_quiet in a loop allocates no
+	// list; nil while a Quiet holds it.
+	spare []pendingCall
 	// fenced is how many of calls a Fence has already waited for.
 	fenced int
 	// deferred is the first failure of a non-blocking operation that
@@ -461,7 +465,7 @@ func (c *Context) Quiet() error {
 	c.pending.Wait()
 	c.cmu.Lock()
 	calls := c.calls
-	c.calls, c.fenced = nil, 0
+	c.calls, c.spare, c.fenced = c.spare, nil, 0
 	first := c.deferred
 	c.deferred = nil
 	c.cmu.Unlock()
@@ -469,6 +473,17 @@ func (c *Context) Quiet() error {
 		if err := pc.call.Wait(); err != nil && first == nil {
 			first = dataErr(pc.op, err)
 		}
+	}
+	if cap(calls) <= 1024 {
+		// Nobody else holds this list now: it is the next one's array.
+		clear(calls)
+		c.cmu.Lock()
+		if cap(c.calls) == 0 {
+			c.calls = calls[:0]
+		} else if c.spare == nil {
+			c.spare = calls[:0]
+		}
+		c.cmu.Unlock()
 	}
 	// Everything issued is applied: now make it durable (persist.go).
 	if err := c.f.quietFlush("fam_quiet"); err != nil && first == nil {

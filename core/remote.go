@@ -315,10 +315,17 @@ func (r *remote) famErr(op string, fe *pb.FamError, err error) error {
 
 // dataErr maps a data-plane failure to an *Error.
 func dataErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return dataErrOf(op, err)
+}
+
+// dataErrOf is dataErr for a failure, apart so that the success path
+// allocates nothing (errors.As makes te escape).
+func dataErrOf(op string, err error) error {
 	var te *transport.Error
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &te):
 		return &Error{Code: Code(te.Code), Op: op, Msg: te.Msg}
 	case errors.Is(err, transport.ErrUnavailable):

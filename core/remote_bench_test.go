@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/embed"
+	"github.com/gofam/openfam/core/transport"
 )
 
 // Benchmarks of the famd-served data path over loopback TCP, each beside a
@@ -230,4 +232,64 @@ func BenchmarkUnixAllocate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkRemoteSmall measures the small operations of issue 19 through
+// a famd over loopback TCP with both ends polling as famd and the C
+// library do by default (famd --spin, OPENFAM_SPIN): blocking 8 B get
+// and put, fetch_add and add + quiet. Run with -benchmem: the
+// allocations per operation are the deterministic part of the figure.
+//
+//	go test -run '^$' -bench RemoteSmall -benchmem ./core/
+func BenchmarkRemoteSmall(b *testing.B) {
+	d, err := embed.Start(embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "bench",
+		DataSpin: transport.DefaultServerSpin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	tok := b.TempDir() + "/token"
+	if err := writeFile(tok, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	o := core.DefaultOptions()
+	o.Server, o.TokenFile, o.Timeout, o.PEID, o.PECount = d.Addr(), tok, 30*time.Second, 0, 1
+	o.Spin = 100 * time.Microsecond // the C library's default
+	f, err := core.Initialize(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Finalize() })
+	r, err := f.CreateRegion("small", 1<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	it, err := r.Allocate("x", 4096, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := f.Default()
+	buf := make([]byte, 8)
+	for _, bm := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"get8", func() error { return c.Get(buf, it, 0) }},
+		{"put8", func() error { return c.Put(buf, it, 0) }},
+		{"fetch_add", func() error { _, err := core.AtomicFetch(c, it, 1024, amo.Add, int64(1)); return err }},
+		{"add+quiet", func() error {
+			if err := core.AtomicDo(c, it, 1024, amo.Add, int64(1)); err != nil {
+				return err
+			}
+			return c.Quiet()
+		}},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if err := bm.fn(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -296,6 +296,36 @@ func (c *Client) pickSync() int {
 	return c.pick(1)
 }
 
+// reqs recycles the requests of blocking one-frame calls (Get, Put,
+// Atomic), so that the small operations a PE makes in its inner loops
+// allocate nothing.
+var reqs = sync.Pool{New: func() any { return new(req) }}
+
+// call is one for the blocking calls of the data path: a pooled request
+// of op, its reply's data going to dst. The caller reads what it needs
+// from the request and hands it back with put; nothing refers to a
+// request once wait has returned (it is out of pending, and every
+// reader is done with it before it is marked finished).
+func (c *Client) call(h wire.Header, op wire.Op, dst, payload []byte) (*req, error) {
+	r := reqs.Get().(*req)
+	r.op, r.dst = op, dst
+	n := 0
+	if payload != nil {
+		r.pay[0], n = payload, 1
+	}
+	err := c.one(h, r, r.pay[:n]...)
+	return r, err
+}
+
+// put clears r and returns it to the pool.
+func (r *req) put() {
+	r.op, r.dst, r.fd, r.cc, r.id, r.err, r.wake, r.lazy = 0, nil, nil, nil, 0, nil, nil, false
+	r.pay[0] = nil
+	r.deadline = time.Time{}
+	r.fin.Store(false)
+	reqs.Put(r)
+}
+
 // one sends a single-frame request on an idle connection and waits.
 func (c *Client) one(h wire.Header, r *req, payload ...[]byte) error {
 	cc, err := c.conn(c.pickSync())
@@ -330,7 +360,8 @@ func (c *Client) single(h wire.Header, dst, payload []byte, sync bool) *Call {
 	if payload == nil {
 		cc.send(h, r, mode)
 	} else {
-		cc.send(h, r, mode, payload)
+		r.pay[0] = payload
+		cc.send(h, r, mode, r.pay[:]...)
 	}
 	return cl
 }
@@ -391,7 +422,9 @@ func (c *Client) put(key Key, off uint64, src []byte, sync bool) *Call {
 func (c *Client) Get(key Key, off uint64, dst []byte) error {
 	if n := len(dst); n > 0 && n <= c.opts.ChunkSize {
 		h := wire.Header{Op: wire.OpGet, Key: key, Arg: [4]uint64{off, uint64(n)}}
-		return c.one(h, &req{op: wire.OpGet, dst: dst})
+		r, err := c.call(h, wire.OpGet, dst, nil)
+		r.put()
+		return err
 	}
 	return c.get(key, off, dst, true).Wait()
 }
@@ -400,7 +433,9 @@ func (c *Client) Get(key Key, off uint64, dst []byte) error {
 func (c *Client) Put(key Key, off uint64, src []byte) error {
 	if n := len(src); n > 0 && n <= c.opts.ChunkSize {
 		h := wire.Header{Op: wire.OpPut, Key: key, Arg: [4]uint64{off, uint64(n)}}
-		return c.one(h, &req{op: wire.OpPut}, src)
+		r, err := c.call(h, wire.OpPut, nil, src)
+		r.put()
+		return err
 	}
 	return c.put(key, off, src, true).Wait()
 }
@@ -522,7 +557,9 @@ func (c *Client) ScatterIndexed(key Key, src []byte, index []uint64, esize uint6
 // Errors: *Error with Code 4 (op undefined for kind, misaligned), 13, 2;
 // ErrStaleKey; ErrUnavailable.
 func (c *Client) Atomic(key Key, off uint64, kind amo.Kind, op amo.Op, v, cmp amo.Value, fetch bool) (amo.Value, error) {
-	var args [wire.AtomicArgsSize]byte
+	r := reqs.Get().(*req)
+	defer r.put()
+	args := &r.args
 	le := binary.LittleEndian
 	le.PutUint64(args[0:], v.Lo)
 	le.PutUint64(args[8:], v.Hi)
@@ -532,8 +569,8 @@ func (c *Client) Atomic(key Key, off uint64, kind amo.Kind, op amo.Op, v, cmp am
 	if fetch {
 		h.Flags = wire.FlagFetch
 	}
-	r := &req{op: wire.OpAtomic}
-	if err := c.one(h, r, args[:]); err != nil {
+	r.op, r.pay[0] = wire.OpAtomic, args[:]
+	if err := c.one(h, r, r.pay[:]...); err != nil {
 		return amo.Value{}, err
 	}
 	return amo.Value{Lo: le.Uint64(r.res[0:]), Hi: le.Uint64(r.res[8:])}, nil
@@ -551,13 +588,15 @@ func (c *Client) Atomic(key Key, off uint64, kind amo.Kind, op amo.Op, v, cmp am
 // apply in the order issued and a quiet collects them all from one
 // connection.
 func (c *Client) AtomicAsync(key Key, off uint64, kind amo.Kind, op amo.Op, v amo.Value) *Call {
-	var args [wire.AtomicArgsSize]byte
+	cl := &Call{}
+	r := &cl.one
+	// The arguments live in the request, which the Call holds anyway:
+	// one allocation per atomic. They are copied into the write queue.
+	args := &r.args
 	le := binary.LittleEndian
 	le.PutUint64(args[0:], v.Lo)
 	le.PutUint64(args[8:], v.Hi)
 	h := wire.Header{Op: wire.OpAtomic, Key: key, Arg: [4]uint64{off, uint64(kind), uint64(op)}}
-	cl := &Call{}
-	r := &cl.one
 	r.op = wire.OpAtomic
 	cl.onep[0] = r
 	cl.reqs = cl.onep[:]
@@ -566,7 +605,8 @@ func (c *Client) AtomicAsync(key Key, off uint64, kind amo.Kind, op amo.Op, v am
 		r.finish(err)
 		return cl
 	}
-	cc.send(h, r, lazy, args[:])
+	r.pay[0] = args[:]
+	cc.send(h, r, lazy, r.pay[:]...)
 	return cl
 }
 
@@ -664,6 +704,12 @@ type req struct {
 	fin      atomic.Bool   // completed
 	wake     chan struct{} // made by a waiter that must block; cc.mu guards it
 	lazy     bool          // sent lazy (see sendMode); cc.mu guards it
+
+	// A one-frame request's payload, held here so that sending it
+	// allocates nothing: an atomic's arguments, and the slice of
+	// payloads send takes.
+	args [wire.AtomicArgsSize]byte
+	pay  [1][]byte
 }
 
 // finish completes a request that was never sent.
@@ -679,8 +725,11 @@ func (r *req) completeLocked(err error) chan struct{} {
 	if err != nil {
 		r.err = err
 	}
+	// Once fin is set the waiter may return and recycle r (see call):
+	// nothing of r is touched after.
+	w := r.wake
 	r.fin.Store(true)
-	return r.wake
+	return w
 }
 
 // wait returns the request's outcome, failing its connection when no reply
@@ -1447,6 +1496,16 @@ type spinReader struct {
 	spin time.Duration
 	on   atomic.Bool
 	low  lowWater // keeps this process's poller asleep while a caller polls
+
+	// The state of the polling read in progress, kept here rather than
+	// captured by a closure so that a read allocates nothing (the read
+	// role's holder is the only reader): pollFn is s.poll, bound once.
+	pollFn func(fd uintptr) bool
+	p      []byte
+	n      int
+	rerr   error
+	until  time.Time
+	polled bool // the window ran out: the next EAGAIN parks
 }
 
 func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
@@ -1461,7 +1520,9 @@ func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
 	if err != nil {
 		return nil
 	}
-	return &spinReader{nc: nc, rc: rc, spin: spin, low: newLowWater(nc, rc)}
+	s := &spinReader{nc: nc, rc: rc, spin: spin, low: newLowWater(nc, rc)}
+	s.pollFn = s.poll
+	return s
 }
 
 func (s *spinReader) Read(p []byte) (int, error) {
@@ -1481,67 +1542,70 @@ func (s *spinReader) Read(p []byte) (int, error) {
 		}
 		return s.nc.Read(p)
 	}
-	var n int
-	var rerr error
-	var until time.Time
-	polled := false
-	err := s.rc.Read(func(fd uintptr) bool {
-		if !polled {
-			// The mark stays up between calls: the next caller
-			// polls again, and whoever parks lowers it first.
-			s.low.raise(fd)
-		}
-		for {
-			var m int
-			var err error
-			if s.fdr != nil {
-				var oobn int
-				m, oobn, _, _, err = unix.Recvmsg(int(fd), p, s.fdr.oob, unix.MSG_CMSG_CLOEXEC)
-				if err == nil {
-					s.fdr.take(oobn)
-				}
-			} else {
-				m, err = unix.Read(int(fd), p)
-			}
-			switch {
-			case err == unix.EINTR:
-				continue
-			case err == unix.EAGAIN:
-				if polled {
-					// Woken by the poller: readable after all, or a
-					// spurious wake-up; wait again.
-					return false
-				}
-				now := time.Now()
-				if until.IsZero() {
-					until = now.Add(s.spin)
-				} else if now.After(until) {
-					polled = true
-					// Lowered, the mark lets the poller see the
-					// reply; try once more before parking.
-					if err := s.low.lower(fd); err != nil {
-						rerr = err
-						return true
-					}
-					continue
-				}
-				// The server may be waiting for this core (same
-				// host, few cores): let it run between tries.
-				osYield()
-				continue
-			case err != nil:
-				rerr = err
-				return true
-			case m == 0:
-				rerr = io.EOF
-				return true
-			}
-			n = m
-			return true
-		}
-	})
+	s.p, s.n, s.rerr, s.until, s.polled = p, 0, nil, time.Time{}, false
+	err := s.rc.Read(s.pollFn)
+	n, rerr := s.n, s.rerr
+	s.p, s.rerr = nil, nil
 	if err != nil {
 		return n, err
 	}
 	return n, rerr
+}
+
+// poll is the RawConn.Read callback of a polling read: non-blocking reads
+// until bytes come or the window runs out (see Read).
+func (s *spinReader) poll(fd uintptr) bool {
+	if !s.polled {
+		// The mark stays up between calls: the next caller polls
+		// again, and whoever parks lowers it first.
+		s.low.raise(fd)
+	}
+	for {
+		var m int
+		var err error
+		if s.fdr != nil {
+			var oobn int
+			m, oobn, _, _, err = unix.Recvmsg(int(fd), s.p, s.fdr.oob, unix.MSG_CMSG_CLOEXEC)
+			if err == nil {
+				s.fdr.take(oobn)
+			}
+		} else {
+			m, err = unix.Read(int(fd), s.p)
+		}
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if s.polled {
+				// Woken by the poller: readable after all, or a
+				// spurious wake-up; wait again.
+				return false
+			}
+			now := time.Now()
+			if s.until.IsZero() {
+				s.until = now.Add(s.spin)
+			} else if now.After(s.until) {
+				s.polled = true
+				// Lowered, the mark lets the poller see the reply;
+				// try once more before parking.
+				if err := s.low.lower(fd); err != nil {
+					s.rerr = err
+					return true
+				}
+				continue
+			}
+			// The server may be waiting for this core (same host,
+			// few cores): let it run between tries.
+			osYield()
+			continue
+		case err != nil:
+			s.rerr = err
+			return true
+		case m == 0:
+			s.rerr = io.EOF
+			return true
+		}
+		s.n = m
+		return true
+	}
 }

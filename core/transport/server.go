@@ -333,8 +333,9 @@ type sconn struct {
 	br      *bufio.Reader
 	bw      *bufio.Writer
 	hdr     [wire.HeaderSize]byte
-	rhdr    [wire.HeaderSize]byte // reply header being encoded; on the heap with sc, so no allocation per reply
-	scratch []byte                // index arrays and small payloads, reused across requests
+	rhdr    [wire.HeaderSize]byte       // reply header being encoded; on the heap with sc, so no allocation per reply
+	scratch []byte                      // index arrays and small payloads, reused across requests
+	ares    [wire.AtomicResultSize]byte // an atomic's reply, with sc so that it allocates nothing
 	authed  bool
 	peer    *Peer // who the connection comes from, read on its first control call
 }
@@ -665,7 +666,7 @@ func (sc *sconn) atomic(h wire.Header) (*replyError, error) {
 		// The item itself is misaligned in the mapping.
 		return fail(codeInvalid, "%v", err), nil
 	}
-	var res [wire.AtomicResultSize]byte
+	res := &sc.ares
 	le.PutUint64(res[0:], old.Lo)
 	le.PutUint64(res[8:], old.Hi)
 	return nil, sc.replyOK(h, res[:])

@@ -62,6 +62,17 @@ type spinConn struct {
 	replied time.Time // when it went out
 	low     lowWater  // keeps the poller asleep while the connection polls
 
+	// The state of the polling read in progress, kept here rather than
+	// captured by a closure so that a read allocates nothing: pollFn is
+	// s.poll, bound once.
+	pollFn func(fd uintptr) bool
+	p      []byte
+	n      int
+	rerr   error
+	until  time.Time
+	held   bool // the polling slot
+	hit    bool
+
 	// polls and hits count the reads that polled and those that polling
 	// answered, for tests.
 	polls, hits atomic.Int64
@@ -85,7 +96,9 @@ func newSpinConn(nc net.Conn, spin time.Duration, limit int32) *spinConn {
 	if err != nil {
 		return nil
 	}
-	return &spinConn{nc: nc, rc: rc, full: spin, win: spin, limit: limit, low: newLowWater(nc, rc)}
+	s := &spinConn{nc: nc, rc: rc, full: spin, win: spin, limit: limit, low: newLowWater(nc, rc)}
+	s.pollFn = s.poll
+	return s
 }
 
 // arm says a reply has just been written and the connection has nothing
@@ -108,56 +121,14 @@ func (s *spinConn) Read(p []byte) (int, error) {
 		return n, err
 	}
 	s.polls.Add(1)
-	var (
-		n     int
-		rerr  error
-		until = s.replied.Add(s.win)
-		held  = true // the polling slot
-		hit   = false
-	)
-	err := s.rc.Read(func(fd uintptr) bool {
-		if held {
-			s.low.raise(fd)
-		}
-		for {
-			m, err := unix.Read(int(fd), p)
-			switch {
-			case err == unix.EINTR:
-				continue
-			case err == unix.EAGAIN:
-				if !held {
-					// Woken by the poller: readable after all, or a
-					// spurious wake-up; wait again.
-					return false
-				}
-				if time.Now().After(until) {
-					held = false
-					spinners.Add(-1)
-					// The poller must see the next request: with the
-					// mark lowered, try once more before parking
-					// (bytes that came meanwhile are read here).
-					if err := s.low.lower(fd); err != nil {
-						rerr = err
-						return true
-					}
-					continue
-				}
-				osYield()
-				continue
-			case err != nil:
-				rerr = err
-			case m == 0:
-				rerr = io.EOF
-			default:
-				n, hit = m, held
-			}
-			return true
-		}
-	})
-	if held {
+	s.p, s.n, s.rerr, s.until, s.held, s.hit = p, 0, nil, s.replied.Add(s.win), true, false
+	err := s.rc.Read(s.pollFn)
+	n, rerr := s.n, s.rerr
+	s.p, s.rerr = nil, nil
+	if s.held {
 		spinners.Add(-1)
 	}
-	if hit {
+	if s.hit {
 		s.hits.Add(1)
 	}
 	s.adapt(n)
@@ -165,6 +136,48 @@ func (s *spinConn) Read(p []byte) (int, error) {
 		return n, err
 	}
 	return n, rerr
+}
+
+// poll is the RawConn.Read callback of a polling read: non-blocking reads
+// until a request comes or the window runs out (see Read).
+func (s *spinConn) poll(fd uintptr) bool {
+	if s.held {
+		s.low.raise(fd)
+	}
+	for {
+		m, err := unix.Read(int(fd), s.p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if !s.held {
+				// Woken by the poller: readable after all, or a
+				// spurious wake-up; wait again.
+				return false
+			}
+			if time.Now().After(s.until) {
+				s.held = false
+				spinners.Add(-1)
+				// The poller must see the next request: with the
+				// mark lowered, try once more before parking
+				// (bytes that came meanwhile are read here).
+				if err := s.low.lower(fd); err != nil {
+					s.rerr = err
+					return true
+				}
+				continue
+			}
+			osYield()
+			continue
+		case err != nil:
+			s.rerr = err
+		case m == 0:
+			s.rerr = io.EOF
+		default:
+			s.n, s.hit = m, s.held
+		}
+		return true
+	}
 }
 
 // block reads p the ordinary way, parking in the network poller until
