@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# rtt-syscalls.sh - issue 19's deterministic figures: system calls, thread
+# wake-ups and context switches per small operation, on the client (a C
+# program calling libopenfam) and on famd, over TCP on loopback. Each
+# figure is the difference of two runs of N1 and N2 operations divided by
+# N2-N1, so set-up costs cancel. Unlike wall-clock latency, these hardly
+# move with the host's load: the useful evidence on a shared machine.
+# Needs perf (tracepoints readable: root or perf_event_paranoid <= 1), cc,
+# build/bin/famd and build/lib/libopenfam.so.0.
+#
+#   tests/rtt-syscalls.sh [--bindir DIR] [--ops "get8 put8 get256 put256 fadd addq"]
+#                         [--n1 N] [--n2 N] [--famd-args "ARGS"]
+#
+# Polling reads that find nothing (read/recvfrom returning EAGAIN, with a
+# sched_yield each) are counted too: they grow with the time a reply
+# takes, the rest does not. --bindir takes famd from DIR and the library
+# from DIR/../lib (default build/bin).
+set -euo pipefail
+bindir="" ops="get8 put8 get256 put256 fadd addq" n1=2000 n2=12000 famd_args=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bindir) bindir=$(cd "$2" && pwd); shift 2 ;;
+    --ops) ops=$2; shift 2 ;;
+    --n1) n1=$2; shift 2 ;;
+    --n2) n2=$2; shift 2 ;;
+    --famd-args) famd_args=$2; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "rtt-syscalls: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ -n "$bindir" ] || bindir=$root/build/bin
+command -v perf >/dev/null || { echo "rtt-syscalls: needs perf" >&2; exit 1; }
+export LD_LIBRARY_PATH="$bindir/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+work=$(mktemp -d)
+famd=""
+cleanup() {
+  if [ -n "$famd" ]; then kill "$famd" 2>/dev/null || true; wait "$famd" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The client: N operations of one kind on an item of a volatile region.
+cat > "$work/oploop.c" <<'EOF'
+#include <openfam.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        return 2;
+    const char *op = argv[1];
+    long n = atol(argv[2]);
+    if (fam_initialize("rtt-syscalls", NULL) != 0)
+        return 1;
+    char rname[64];
+    snprintf(rname, sizeof rname, "rtt-syscalls-%ld", (long)getpid());
+    fam_region_attr_t attr = {FAM_REDUNDANCY_NONE, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
+                              FAM_PERMISSION_DEFAULT};
+    fam_region_t *r = fam_create_region(rname, 1 << 20, 0600, &attr);
+    fam_desc_t *d = r ? fam_allocate("x", 4096, 0600, r) : NULL;
+    if (d == NULL)
+        return 1;
+    static uint8_t buf[256];
+    int64_t old;
+    for (long i = 0; i < n; i++) {
+        int rc;
+        if (!strcmp(op, "get8"))
+            rc = fam_get_blocking(buf, d, (i & 7) * 8, 8);
+        else if (!strcmp(op, "put8"))
+            rc = fam_put_blocking(buf, d, (i & 7) * 8, 8);
+        else if (!strcmp(op, "get256"))
+            rc = fam_get_blocking(buf, d, 256, 256);
+        else if (!strcmp(op, "put256"))
+            rc = fam_put_blocking(buf, d, 256, 256);
+        else if (!strcmp(op, "fadd"))
+            rc = fam_fetch_add_int64(d, 1024, 1, &old);
+        else if (!strcmp(op, "addq"))
+            rc = fam_add_int64(d, 1024, 1) || fam_quiet();
+        else
+            return 2;
+        if (rc)
+            return 1;
+    }
+    fam_deallocate(d);
+    fam_destroy_region(r);
+    fam_finalize("rtt-syscalls");
+    return 0;
+}
+EOF
+cc -O2 -I"$root/include" -o "$work/oploop" "$work/oploop.c" -L"$bindir/../lib" -lopenfam
+
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"; chmod 600 "$work/token"
+# shellcheck disable=SC2086
+"$bindir/famd" --listen tcp://127.0.0.1:0 --socket "$work/famd.sock" --token-file "$work/token" \
+  --tcp-identity "$(id -u):$(id -g)" --data-dir "$work/data" --shm-dir "$work/shm" $famd_args \
+  >"$work/famd.log" 2>&1 &
+famd=$!
+for _ in $(seq 200); do grep -q serving "$work/famd.log" 2>/dev/null && break; sleep 0.05; done
+port=$(grep -o 'tcp://127.0.0.1:[0-9]*' "$work/famd.log" | head -1 | sed 's/.*://')
+[ -n "$port" ] || { echo "rtt-syscalls: famd did not start:"; cat "$work/famd.log"; exit 1; }
+export OPENFAM_TOKEN_FILE="$work/token" OPENFAM_SERVER=127.0.0.1:$port
+
+ev=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom
+ev=$ev,syscalls:sys_enter_sched_yield,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_futex
+ev=$ev,syscalls:sys_enter_setsockopt,sched:sched_wakeup,context-switches
+echo "== per operation over TCP (famd ${famd_args:-default flags}; client OPENFAM_SPIN ${OPENFAM_SPIN:-default});" \
+  "difference of $n1 and $n2 operations; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for op in $ops; do
+  for n in "$n1" "$n2"; do
+    perf stat -x, -e "$ev" -p "$famd" -o "$work/srv.$n" 2>/dev/null &
+    pp=$!
+    sleep 0.3 # perf attaching; the counts are differences, so its start adds nothing
+    perf stat -x, -e "$ev" -o "$work/cli.$n" "$work/oploop" "$op" "$n" ||
+      { echo "rtt-syscalls: $op failed"; exit 1; }
+    kill -INT "$pp"; wait "$pp" || true
+  done
+  python3 - "$work" "$op" "$n1" "$n2" <<'PY'
+import sys
+w, op, n1, n2 = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def counts(f):
+    d = {}
+    for line in open(f):
+        p = line.strip().split(',')
+        if len(p) > 3 and p[0][:1].isdigit():
+            d[p[2].replace('raw_syscalls:sys_enter', 'syscalls').replace('syscalls:sys_enter_', '')
+                  .replace('sched:sched_', '')] = int(p[0])
+    return d
+for side in ('client', 'famd'):
+    a = counts(f'{w}/{"cli" if side == "client" else "srv"}.{n1}')
+    b = counts(f'{w}/{"cli" if side == "client" else "srv"}.{n2}')
+    print(f'{op:7} {side:6}', '  '.join(f'{k}={(b[k] - a[k]) / (n2 - n1):.2f}' for k in a if k in b))
+PY
+done
