@@ -15,13 +15,19 @@ import (
 // lowatOf reads nc's SO_RCVLOWAT.
 func lowatOf(t *testing.T, nc net.Conn) int {
 	t.Helper()
+	return sockopt(t, nc, unix.SOL_SOCKET, unix.SO_RCVLOWAT)
+}
+
+// sockopt reads an integer socket option of nc.
+func sockopt(t *testing.T, nc net.Conn, level, opt int) int {
+	t.Helper()
 	rc, err := nc.(syscall.Conn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var v int
 	var gerr error
-	if err := rc.Control(func(fd uintptr) { v, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT) }); err != nil {
+	if err := rc.Control(func(fd uintptr) { v, gerr = unix.GetsockoptInt(int(fd), level, opt) }); err != nil {
 		t.Fatal(err)
 	}
 	if gerr != nil {
@@ -86,6 +92,13 @@ func TestPollingRaisesLowWater(t *testing.T) {
 	cc := c.slots[0].live()
 	if got := lowatOf(t, cc.c); got <= wireFrame {
 		t.Errorf("polling client's SO_RCVLOWAT is %d: a reply wakes the poller", got)
+	}
+	// Linux clamps the receive window to a mark the buffer could not
+	// hold; the mark is kept low enough that it never does.
+	for _, nc := range []net.Conn{sc, cc.c} {
+		if clamp := sockopt(t, nc, unix.IPPROTO_TCP, unix.TCP_WINDOW_CLAMP); clamp <= pollLowat {
+			t.Errorf("TCP_WINDOW_CLAMP is %d after polling: the mark clamped the window", clamp)
+		}
 	}
 	// Read by the background reader, which parks: it must be woken.
 	if err := c.GetAsync(key, 0, buf).Wait(); err != nil {
