@@ -908,6 +908,18 @@ const (
 	lazy
 )
 
+// A lazy atomic (fam_add and friends) sent on a connection with nothing
+// else outstanding is written at once by its caller, still without
+// waking anyone: the round trip then runs while the caller goes on to
+// its fam_quiet, which finds the reply on its way or arrived instead of
+// only starting it, and the write costs the same system call it would
+// have cost there. Atomics issued while others are outstanding are
+// queued and go out in one batch as before, so a burst of fam_add costs
+// two writes (its first frame, then the rest), not one per frame. The
+// connection is idle then, so the write does not wait for buffer space.
+// Lazy control calls (fam_close) stay queued: they ride with the
+// caller's next blocking call.
+
 // lazyDelay bounds how long a lazy frame may wait unsent, or its reply
 // unread, when its caller does not wait for it.
 const lazyDelay = 200 * time.Microsecond
@@ -934,9 +946,14 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 	h.ID = cc.nextID
 	r.id = h.ID
 	cc.pending[h.ID] = r
+	// A lazy atomic on a connection with nothing else outstanding goes
+	// out at once (see the note above lazyDelay); behind others it is
+	// queued.
+	eager := false
 	if mode == lazy {
 		r.lazy = true
 		cc.lazyOut++
+		eager = h.Op == wire.OpAtomic && len(cc.pending) == 1 && !cc.reading
 	}
 	if mode == lazy && plen > maxQueued {
 		mode = direct // too big to queue: written now, read by the background reader
@@ -951,12 +968,26 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 			cc.queue(&h, r, payload, true)
 			return
 		}
-		if mode == lazy {
+		if mode == lazy && eager {
+			cc.wmu.Lock()
+			cc.qmu.Lock()
+			cc.appendLocked(&h, r, payload, false)
+			cc.qmu.Unlock()
+			err := cc.flushLocked()
+			cc.wmu.Unlock()
+			if err != nil {
+				cc.fail(err)
+				return
+			}
+		} else if mode == lazy {
 			cc.queue(&h, r, payload, false)
-			// Only now that the frame is queued may someone be asked to
-			// write it: a reader woken before would block on a reply to
-			// a request still in the queue. One holding the read role
-			// already writes nothing: the flusher does.
+		}
+		if mode == lazy {
+			// Only now that the frame is queued (or written) may
+			// someone be asked to write it and read the reply: a reader
+			// woken before would block on a reply to a request still in
+			// the queue. One holding the read role already writes
+			// nothing: the flusher does.
 			cc.mu.Lock()
 			reading := cc.reading
 			cc.mu.Unlock()
@@ -1527,15 +1558,9 @@ func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
 
 func (s *spinReader) Read(p []byte) (int, error) {
 	if !s.on.Load() || len(p) == 0 {
-		if s.low.raised {
-			// A parked reader must be woken by any byte.
-			var lerr error
-			if err := s.rc.Control(func(fd uintptr) { lerr = s.low.lower(fd) }); err != nil {
-				return 0, err
-			}
-			if lerr != nil {
-				return 0, lerr
-			}
+		// A parked reader must be woken by any byte.
+		if err := s.low.lowerOn(s.rc); err != nil {
+			return 0, err
 		}
 		if s.fdr != nil {
 			return s.fdr.Read(p)

@@ -198,3 +198,43 @@ func allocsPerCall(n int, fn func() error) (float64, error) {
 	runtime.ReadMemStats(&after)
 	return float64(after.Mallocs-before.Mallocs) / float64(n), nil
 }
+
+// TestLazyAtomicOnIdleConnectionGoesOut: fam_add on a connection with
+// nothing outstanding is on the wire when the call returns (its round
+// trip overlaps the caller's way to fam_quiet), and nobody needs to wait
+// for it to be applied; one issued behind it is queued, and both complete.
+func TestLazyAtomicOnIdleConnectionGoesOut(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	key := mem.add(0, 4096, RightRead|RightWrite)
+	addr := serve(t, NewServer(mem, ServerOptions{}), "tcp")
+	c := dial(t, "tcp", addr, ClientOptions{Conns: 1})
+	other := dial(t, "tcp", addr, ClientOptions{Conns: 1})
+	first := c.AtomicAsync(key, 0, amo.Int64, amo.Set, amo.Value{Lo: 77})
+	if c.slots[0].live().queued.Load() {
+		t.Fatal("an atomic on an idle connection was queued, not written")
+	}
+	second := c.AtomicAsync(key, 8, amo.Int64, amo.Add, amo.Value{Lo: 1})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := other.Atomic(key, 0, amo.Int64, amo.Fetch, amo.Value{}, amo.Value{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Lo == 77 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the written atomic never reached the server")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, cl := range []*Call{first, second} {
+		if err := cl.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := c.Atomic(key, 8, amo.Int64, amo.Fetch, amo.Value{}, amo.Value{}, true)
+	if err != nil || v.Lo != 1 {
+		t.Fatalf("the queued add: word is %d (%v), want 1", v.Lo, err)
+	}
+}

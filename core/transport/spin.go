@@ -184,14 +184,8 @@ func (s *spinConn) poll(fd uintptr) bool {
 // the connection is readable; the low-water mark comes down first, so
 // that any byte wakes it.
 func (s *spinConn) block(p []byte) (int, error) {
-	if s.low.raised {
-		var lerr error
-		if err := s.rc.Control(func(fd uintptr) { lerr = s.low.lower(fd) }); err != nil {
-			return 0, err
-		}
-		if lerr != nil {
-			return 0, lerr
-		}
+	if err := s.low.lowerOn(s.rc); err != nil {
+		return 0, err
 	}
 	return s.nc.Read(p)
 }
@@ -249,6 +243,11 @@ const pollLowat = 16 << 10
 type lowWater struct {
 	high   int  // the mark while polling; 0: never raised (not TCP)
 	raised bool // the mark is high now
+
+	// lowerFn, made once, lowers the mark from a RawConn.Control
+	// callback, leaving its error in lerr: lowerOn allocates nothing.
+	lowerFn func(fd uintptr)
+	lerr    error
 }
 
 // newLowWater returns the lowWater of nc: inert unless nc is TCP. The
@@ -281,6 +280,23 @@ func (l *lowWater) raise(fd uintptr) {
 	if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT, l.high) == nil {
 		l.raised = true
 	}
+}
+
+// lowerOn lowers the mark, if up, through rc (outside a RawConn
+// callback).
+func (l *lowWater) lowerOn(rc syscall.RawConn) error {
+	if !l.raised {
+		return nil
+	}
+	if l.lowerFn == nil {
+		l.lowerFn = func(fd uintptr) { l.lerr = l.lower(fd) }
+	}
+	if err := rc.Control(l.lowerFn); err != nil {
+		return err
+	}
+	err := l.lerr
+	l.lerr = nil
+	return err
 }
 
 // lower restores the mark of 1 byte before a reader parks. Failing, the
