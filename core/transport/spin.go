@@ -238,8 +238,9 @@ func (s *spinConn) takeSlot() bool {
 const pollLowat = 16 << 10
 
 // lowWater raises and lowers a polled TCP connection's SO_RCVLOWAT (see
-// pollLowat). Its methods are called by the connection's reader only,
-// with the descriptor from a RawConn callback, so the socket is open.
+// pollLowat). Its methods are called by the connection's reader only
+// (one goroutine at a time), raise and lower with the descriptor from a
+// RawConn callback, so the socket is open.
 type lowWater struct {
 	high   int  // the mark while polling; 0: never raised (not TCP)
 	raised bool // the mark is high now
