@@ -2235,12 +2235,17 @@ type Segment struct {
 	// segment. The fields below describe the region's redundancy to the
 	// memory server so that it can forward to its peers; they come only
 	// from the metadata service (clients never see a Segment).
-	Kind          uint32      `protobuf:"varint,20,opt,name=kind,proto3" json:"kind,omitempty"`
-	Redundancy    uint32      `protobuf:"varint,21,opt,name=redundancy,proto3" json:"redundancy,omitempty"`         // fam_redundancy_level_t: 2 RAID1, 3 RAID5
-	Index         uint32      `protobuf:"varint,22,opt,name=index,proto3" json:"index,omitempty"`                   // this server's place in interleave order
-	Block         uint64      `protobuf:"varint,23,opt,name=block,proto3" json:"block,omitempty"`                   // interleave block size
-	Peers         []*PeerInfo `protobuf:"bytes,24,rep,name=peers,proto3" json:"peers,omitempty"`                    // every server of the region, in interleave order
-	PeerKey       []byte      `protobuf:"bytes,25,opt,name=peer_key,json=peerKey,proto3" json:"peer_key,omitempty"` // 16 bytes: the capability servers of this region present to each other
+	Kind       uint32      `protobuf:"varint,20,opt,name=kind,proto3" json:"kind,omitempty"`
+	Redundancy uint32      `protobuf:"varint,21,opt,name=redundancy,proto3" json:"redundancy,omitempty"`         // fam_redundancy_level_t: 2 RAID1, 3 RAID5
+	Index      uint32      `protobuf:"varint,22,opt,name=index,proto3" json:"index,omitempty"`                   // this server's place in interleave order
+	Block      uint64      `protobuf:"varint,23,opt,name=block,proto3" json:"block,omitempty"`                   // interleave block size
+	Peers      []*PeerInfo `protobuf:"bytes,24,rep,name=peers,proto3" json:"peers,omitempty"`                    // every server of the region, in interleave order
+	PeerKey    []byte      `protobuf:"bytes,25,opt,name=peer_key,json=peerKey,proto3" json:"peer_key,omitempty"` // 16 bytes: the capability servers of this region present to each other
+	// Set by the metadata service when it creates the region: the segments
+	// are new, so current. A redundant segment a memory server opens
+	// otherwise (it restarted) is not current until rebuilt.
+	Fresh         bool   `protobuf:"varint,26,opt,name=fresh,proto3" json:"fresh,omitempty"`
+	RedundantSize uint64 `protobuf:"varint,27,opt,name=redundant_size,json=redundantSize,proto3" json:"redundant_size,omitempty"` // size of this server's mirror or parity segment
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2336,6 +2341,20 @@ func (x *Segment) GetPeerKey() []byte {
 		return x.PeerKey
 	}
 	return nil
+}
+
+func (x *Segment) GetFresh() bool {
+	if x != nil {
+		return x.Fresh
+	}
+	return false
+}
+
+func (x *Segment) GetRedundantSize() uint64 {
+	if x != nil {
+		return x.RedundantSize
+	}
+	return 0
 }
 
 // A memory server of a redundant region, as its peers reach it.
@@ -3182,7 +3201,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\fServersReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x120\n" +
 	"\aservers\x18\x02 \x03(\v2\x16.openfam.v1.ServerInfoR\aservers\x12'\n" +
-	"\x0finterleave_size\x18\x03 \x01(\x04R\x0einterleaveSize\"\x81\x02\n" +
+	"\x0finterleave_size\x18\x03 \x01(\x04R\x0einterleaveSize\"\xbe\x02\n" +
 	"\aSegment\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x1e\n" +
@@ -3196,7 +3215,9 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x05index\x18\x16 \x01(\rR\x05index\x12\x14\n" +
 	"\x05block\x18\x17 \x01(\x04R\x05block\x12*\n" +
 	"\x05peers\x18\x18 \x03(\v2\x14.openfam.v1.PeerInfoR\x05peers\x12\x19\n" +
-	"\bpeer_key\x18\x19 \x01(\fR\apeerKey\"n\n" +
+	"\bpeer_key\x18\x19 \x01(\fR\apeerKey\x12\x14\n" +
+	"\x05fresh\x18\x1a \x01(\bR\x05fresh\x12%\n" +
+	"\x0eredundant_size\x18\x1b \x01(\x04R\rredundantSize\"n\n" +
 	"\bPeerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x19\n" +
 	"\bdata_tcp\x18\x02 \x01(\tR\adataTcp\x12\x1b\n" +
