@@ -1,0 +1,208 @@
+package embed_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/amo"
+	"github.com/gofam/openfam/core/embed"
+)
+
+// restartMemory stops nothing: it starts memory server i again on its
+// data directory and addresses (after the caller closed it), as famd
+// restarted on the same host would.
+func (c *cluster) restartMemory(t testing.TB, i int) {
+	t.Helper()
+	old := c.mems[i]
+	m, err := embed.StartMemory(embed.MemoryOptions{DataDir: old.DataDir(), ShmDir: old.DataDir() + "-shm",
+		TCPAddr: old.Addr(), DataTCPAddr: old.DataAddr(), Join: c.meta.Addr(), Token: "cluster-test-token", ServerToken: serverToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mems[i] = m
+	select {
+	case <-m.Joined():
+	case <-time.After(60 * time.Second):
+		t.Fatal("restarted memory server did not join within 60s")
+	}
+}
+
+// rebuild has the metadata famd rebuild memory server i and waits until
+// every one of its rebuilds is done.
+func (c *cluster) rebuild(t testing.TB, i int) time.Duration {
+	t.Helper()
+	id := c.mems[i].ID()
+	start := time.Now()
+	n, err := c.meta.RebuildServer(id)
+	if err != nil || n == 0 {
+		t.Fatalf("rebuilding memory server %d: %d regions, %v", id, n, err)
+	}
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		st, err := c.meta.RebuildStatus(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := len(st) > 0
+		for _, p := range st {
+			if p.GetState() == "failed" {
+				t.Fatalf("rebuild of region %d kind %d failed: %s", p.GetRegionId(), p.GetKind(), p.GetError())
+			}
+			if p.GetState() != "done" || p.GetBytesDone() != p.GetBytesTotal() {
+				done = false
+			}
+		}
+		if done {
+			return time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rebuild of memory server %d not done within 120s: %v", id, st)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a background job's progress
+	}
+}
+
+func putU64(t *testing.T, ctx *core.Context, it *core.Item, off, v uint64) {
+	t.Helper()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	if err := ctx.Put(b[:], it, off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRedundantRegionSurvivesAMemoryServer is issue 16's acceptance path on
+// three in-process memory servers, for RAID1 and RAID5: data written
+// before a server stops reads back exactly during its outage; writes and
+// fetch_adds during the outage succeed; the server comes back stale (it
+// missed them), is rebuilt while clients write, and then another server
+// stops and nothing is lost.
+func TestRedundantRegionSurvivesAMemoryServer(t *testing.T) {
+	for _, level := range []core.Redundancy{core.RAID1, core.RAID5} {
+		t.Run(fmt.Sprintf("RAID%d", map[core.Redundancy]int{core.RAID1: 1, core.RAID5: 5}[level]), func(t *testing.T) {
+			c := startCluster(t, 3, "metadata", 4096)
+			f := c.client(t)
+			r, err := f.CreateRegion("red", 1<<20, 0o600, core.RegionAttr{Redundancy: level})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := r.Stat()
+			if err != nil || st.Attr.Redundancy != level || len(st.Servers) != 3 {
+				t.Fatalf("region stat %+v, %v", st, err)
+			}
+			it, err := r.Allocate("data", 200<<10, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctr, err := r.Allocate("counter", 4096, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := f.Default()
+			want := randomBytes(200<<10, 1)
+			if err := ctx.Put(want, it, 0); err != nil {
+				t.Fatal(err)
+			}
+			check := func(stage string) {
+				t.Helper()
+				got := make([]byte, len(want))
+				if err := ctx.Get(got, it, 0); err != nil {
+					t.Fatalf("%s: get: %v", stage, err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s: the item reads back different bytes", stage)
+				}
+			}
+			var count uint64
+			add := func(stage string, n int) {
+				t.Helper()
+				for i := 0; i < n; i++ {
+					old, err := ctx.Atomic(ctr, 8, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+					if err != nil {
+						t.Fatalf("%s: fetch_add: %v", stage, err)
+					}
+					if old.Lo != count {
+						t.Fatalf("%s: fetch_add returned %d, want %d", stage, old.Lo, count)
+					}
+					count++
+				}
+			}
+			add("healthy", 10)
+			check("healthy")
+
+			// Server 1 stops: everything reads back, writes and atomics go on.
+			if err := c.mems[1].Close(); err != nil {
+				t.Fatal(err)
+			}
+			check("server 1 down")
+			copy(want[1000:], randomBytes(150<<10, 2))
+			if err := ctx.Put(want[1000:1000+150<<10], it, 1000); err != nil {
+				t.Fatalf("put with server 1 down: %v", err)
+			}
+			add("server 1 down", 50)
+			check("server 1 down, after writing")
+
+			// Server 1 comes back with what it had: stale until rebuilt.
+			c.restartMemory(t, 1)
+			check("server 1 back, not rebuilt")
+			copy(want[5000:], randomBytes(20<<10, 3))
+			if err := ctx.Put(want[5000:5000+20<<10], it, 5000); err != nil {
+				t.Fatalf("put with server 1 stale: %v", err)
+			}
+			add("server 1 stale", 20)
+			took := c.rebuild(t, 1)
+			t.Logf("rebuilt server 1 in %v", took)
+			check("server 1 rebuilt")
+			add("server 1 rebuilt", 5)
+
+			// Now another server goes: the rebuilt server holds what it
+			// missed (server 2's blocks are read from server 0's mirror or
+			// reconstructed with server 1's).
+			if err := c.mems[2].Close(); err != nil {
+				t.Fatal(err)
+			}
+			check("server 2 down after the rebuild")
+			add("server 2 down", 5)
+			got := make([]byte, 8)
+			if err := ctx.Get(got, ctr, 8); err != nil || binary.LittleEndian.Uint64(got) != count {
+				t.Fatalf("counter %d (%v), want %d", binary.LittleEndian.Uint64(got), err, count)
+			}
+		})
+	}
+}
+
+// TestRedundancyNeedsEnoughServers checks the refusals: RAID1 on one
+// memory server, RAID5 on two, and any RAID level on a region famd would
+// keep in its own files, fail at create with a message naming the count.
+func TestRedundancyNeedsEnoughServers(t *testing.T) {
+	c := startCluster(t, 2, "metadata", 4096)
+	f := c.client(t)
+	if _, err := f.CreateRegion("r5", 1<<20, 0o600, core.RegionAttr{Redundancy: core.RAID5}); core.CodeOf(err) != core.CodeResource ||
+		!strings.Contains(err.Error(), "at least 3 memory servers; 2 joined") {
+		t.Fatalf("RAID5 on 2 servers: %v", err)
+	}
+	if _, err := f.CreateRegion("r1", 1<<20, 0o600, core.RegionAttr{Redundancy: core.RAID1}); err != nil {
+		t.Fatalf("RAID1 on 2 servers: %v", err)
+	}
+	if _, err := f.CreateRegion("r1n", 1<<20, 0o600, core.RegionAttr{Redundancy: core.RAID1, Interleave: core.InterleaveDisable}); core.CodeOf(err) != core.CodeResource {
+		t.Fatalf("RAID1 without interleaving: %v", err)
+	}
+	c1 := startCluster(t, 1, "metadata", 4096)
+	if _, err := c1.client(t).CreateRegion("r1", 1<<20, 0o600, core.RegionAttr{Redundancy: core.RAID1}); core.CodeOf(err) != core.CodeResource ||
+		!strings.Contains(err.Error(), "at least 2 memory servers; 1 joined") {
+		t.Fatalf("RAID1 on 1 server: %v", err)
+	}
+	c0 := startCluster(t, 0, "all", 4096)
+	if _, err := c0.client(t).CreateRegion("r1", 1<<20, 0o600, core.RegionAttr{Redundancy: core.RAID1}); core.CodeOf(err) != core.CodeResource ||
+		!strings.Contains(err.Error(), "0 joined") {
+		t.Fatalf("RAID1 on famd's own storage: %v", err)
+	}
+	if _, err := c0.client(t).CreateRegion("none", 1<<20, 0o600, core.RegionAttr{}); err != nil {
+		t.Fatalf("default redundancy: %v", err)
+	}
+}
