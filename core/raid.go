@@ -265,25 +265,29 @@ func (p *redundantPlane) putPiece(key transport.Key, pc stripe.Piece, b []byte) 
 		err error
 	}
 	var rs [2]copyRes
-	var calls [2]*transport.Call
 	for t := 0; t < 2; t++ {
 		s, k := p.copyOf(key, pc.Server, t)
 		rs[t] = copyRes{s: s, k: k, err: errSkipped}
-		if p.down(s) {
-			continue
-		}
-		c, err := p.client(s)
-		rs[t].c, rs[t].err = c, err
-		if err == nil && t == 0 {
-			calls[t] = c.PutAsync(k, pc.Off, b)
+		if !p.down(s) {
+			rs[t].c, rs[t].err = p.client(s)
 		}
 	}
-	// The primary's request is in flight; the mirror's is made here.
+	// Both copies at once: the mirror's blocking put on a goroutine of
+	// its own, the primary's on this one (each caller reads its own
+	// reply, with no hand-over to a connection's reader).
+	var done chan struct{}
 	if rs[1].c != nil && rs[1].err == nil {
-		rs[1].err = rs[1].c.Put(rs[1].k, pc.Off, b)
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			rs[1].err = rs[1].c.Put(rs[1].k, pc.Off, b)
+		}()
 	}
-	if calls[0] != nil {
-		rs[0].err = calls[0].Wait()
+	if rs[0].c != nil && rs[0].err == nil {
+		rs[0].err = rs[0].c.Put(rs[0].k, pc.Off, b)
+	}
+	if done != nil {
+		<-done
 	}
 	ok := 0
 	for t := range rs {
