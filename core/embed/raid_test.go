@@ -146,6 +146,17 @@ func TestRedundantRegionSurvivesAMemoryServer(t *testing.T) {
 			}
 			add("server 1 down", 50)
 			check("server 1 down, after writing")
+			// A PE that starts during the outage looks the item up (its key
+			// is granted on the survivors) and reads it.
+			f2 := c.client(t)
+			it2, err := f2.Lookup("data", "red")
+			if err != nil {
+				t.Fatalf("lookup with server 1 down: %v", err)
+			}
+			got2 := make([]byte, len(want))
+			if err := f2.Default().Get(got2, it2, 0); err != nil || !bytes.Equal(got2, want) {
+				t.Fatalf("a new PE's read with server 1 down: %v", err)
+			}
 
 			// Server 1 comes back with what it had: stale until rebuilt.
 			c.restartMemory(t, 1)

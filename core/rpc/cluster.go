@@ -446,6 +446,9 @@ func (c *Cluster) grant(p core.Placement, key transport.Key) error {
 	if err != nil {
 		return err
 	}
+	if redundant(p.Region) {
+		return c.grantRedundant(p, key, segs) // raid.go: one server may be down
+	}
 	return c.onServers(p.Region.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
 		req := grantRequest(p, segs[j], key, j, c.epoch) // raid.go
 		if req == nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/memserver"
@@ -260,4 +261,56 @@ func (c *Cluster) moveRedundant(rec metadata.Region, ms []*member, key transport
 		return dp.Put(key, 0, b)
 	}
 	return dp.Get(key, 0, b)
+}
+
+// grantRedundant grants key on every server of a redundant region, as
+// grant does, but succeeds with one server unreachable: the region loses
+// no byte to one server's death, so a PE may look items up and renew keys
+// meanwhile. The unreachable server holds no grant of the key; if it comes
+// back, the client's request there is refused as a stale key and the
+// client renews its key, which grants it everywhere again.
+func (c *Cluster) grantRedundant(p core.Placement, key transport.Key, segs []*pb.Segment) error {
+	ms, err := c.pick(p.Region.Servers)
+	if err != nil {
+		return err
+	}
+	hard := make([]error, len(ms))
+	gone := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for j, m := range ms {
+		req := grantRequest(p, segs[j], key, j, c.epoch)
+		if req == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+			defer cancel()
+			rep, err := m.cl.Grant(ctx, req)
+			switch {
+			case err != nil:
+				gone[j] = fmt.Errorf("memory server %d at %s: %v", m.rec.ID, m.rec.Control, err)
+			case rep.GetErr().GetCode() != 0:
+				hard[j] = core.Errorf(core.Code(rep.GetErr().GetCode()), "", "memory server %d at %s: %s", m.rec.ID, m.rec.Control, rep.GetErr().GetMsg())
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(hard...); err != nil {
+		return errors.Join(err, errors.Join(gone...))
+	}
+	n := 0
+	for _, e := range gone {
+		if e != nil {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.Join(gone...)
+	}
+	if n == 1 {
+		c.logf("famd: region %d is redundant: key granted without an unreachable server (%v)", p.Region.ID, errors.Join(gone...))
+	}
+	return nil
 }
