@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/stripe"
@@ -555,9 +556,31 @@ func (r *remote) redundant(ii *pb.ItemInfo) (DataPlane, error) {
 	dp, err := NewRedundantPlane(Redundancy(ii.GetRedundancy()), ii.GetInterleaveSize(), ii.GetOffset(), ii.GetSize(), ids,
 		func(j int) (*transport.Client, error) { return r.memClient(ids[j]) },
 		func(j int) bool { return r.srv.isDown(ids[j]) },
-		func(j int, err error) { r.srv.suspect(ids[j], err) })
+		func(j int, err error) {
+			r.srv.suspect(ids[j], err)
+			if errors.Is(err, transport.ErrUnavailable) {
+				r.forgetMem(ids[j])
+			}
+		})
 	if err != nil {
 		return nil, Errorf(CodeRPC, "fam_lookup", "famd described an unusable redundant placement: %v", err)
 	}
 	return dp, nil
+}
+
+// forgetMem drops the cached data-plane client of memory server id after
+// it failed, so that the next use asks the metadata service for its
+// address again (a restarted memory famd may listen elsewhere). Calls in
+// flight on the old client finish on it; it is closed once they must have
+// (two timeouts later).
+func (r *remote) forgetMem(id uint64) {
+	r.mmu.Lock()
+	c, ok := r.mems[id]
+	if ok {
+		delete(r.mems, id)
+	}
+	r.mmu.Unlock()
+	if ok {
+		time.AfterFunc(2*r.timeout, func() { c.Close() })
+	}
 }

@@ -80,8 +80,9 @@ type Cluster struct {
 	stop      chan struct{} // closed by Close: ends retryRevokes
 	closeOnce sync.Once
 
-	rmu        sync.Mutex // raidSecret (raid.go)
+	rmu        sync.Mutex // raidSecret, rejoined (raid.go)
 	raidSecret []byte
+	rejoined   func(id uint64)
 }
 
 // owedRevocations are keys one incarnation of a memory server (told apart
@@ -246,6 +247,7 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	rejoin := c.members[r.ID] != nil
 	if old := c.members[r.ID]; old != nil {
 		// A rejoining server restarted and holds no grants: the
 		// revocations it owed are moot.
@@ -261,6 +263,9 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 		return 0, fmt.Errorf("recording memory server %d: %v", r.ID, err)
 	}
 	c.logf("famd: memory server %d joined: control %s, data plane %s (host %s)", r.ID, r.Control, r.DataTCP, r.Hostname)
+	if rejoin {
+		c.notifyRejoined(r.ID) // raid.go: its redundant segments need rebuilding
+	}
 	return r.ID, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -223,12 +224,27 @@ func (c *Cluster) Rebuild(rec metadata.Region, id uint64) error {
 	if j < 0 {
 		return fmt.Errorf("memory server %d holds none of region %d", id, rec.ID)
 	}
-	seg, err := c.segFor(rec, j)
+	segs, err := c.segsFor(rec)
 	if err != nil {
 		return err
 	}
+	// The other servers learn the rebuilt one's addresses now (it may
+	// listen elsewhere since it restarted), before it asks them for bytes;
+	// one that cannot be reached is down and has its own rebuild coming.
+	others := make([]uint64, 0, len(rec.Servers)-1)
+	for _, s := range rec.Servers {
+		if s != id {
+			others = append(others, s)
+		}
+	}
+	if err := c.onServers(others, func(ctx context.Context, i int, m *member) (*pb.Reply, error) {
+		k := slices.Index(rec.Servers, m.rec.ID)
+		return m.cl.Ensure(ctx, &pb.SegmentRequest{Segment: segs[k]})
+	}); err != nil {
+		c.logf("famd: telling region %d's servers of memory server %d's addresses: %v", rec.ID, id, err)
+	}
 	return c.onServers([]uint64{id}, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
-		return m.cl.Rebuild(ctx, &pb.RebuildRequest{Segment: seg})
+		return m.cl.Rebuild(ctx, &pb.RebuildRequest{Segment: segs[j]})
 	})
 }
 
@@ -313,4 +329,25 @@ func (c *Cluster) grantRedundant(p core.Placement, key transport.Key, segs []*pb
 		c.logf("famd: region %d is redundant: key granted without an unreachable server (%v)", p.Region.ID, errors.Join(gone...))
 	}
 	return nil
+}
+
+// SetRejoined sets the function told, on a goroutine of its own, of every
+// memory server that joins again (the same server, restarted).
+func (c *Cluster) SetRejoined(fn func(id uint64)) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.rejoined = fn
+}
+
+// Logf logs one line the way the cluster does.
+func (c *Cluster) Logf(format string, args ...any) { c.logf(format, args...) }
+
+// notifyRejoined runs the SetRejoined function for server id.
+func (c *Cluster) notifyRejoined(id uint64) {
+	c.rmu.Lock()
+	fn := c.rejoined
+	c.rmu.Unlock()
+	if fn != nil {
+		go fn(id)
+	}
 }
