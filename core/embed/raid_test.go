@@ -67,15 +67,6 @@ func (c *cluster) rebuild(t testing.TB, i int) time.Duration {
 	}
 }
 
-func putU64(t *testing.T, ctx *core.Context, it *core.Item, off, v uint64) {
-	t.Helper()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], v)
-	if err := ctx.Put(b[:], it, off); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestRedundantRegionSurvivesAMemoryServer is issue 16's acceptance path on
 // three in-process memory servers, for RAID1 and RAID5: data written
 // before a server stops reads back exactly during its outage; writes and

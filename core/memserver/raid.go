@@ -152,10 +152,9 @@ func (r *raidSeg) lock(off, block uint64) *sync.Mutex { return &r.locks[(off/blo
 
 // raidGrant is a key's grant as OpRaid sees it.
 type raidGrant struct {
-	rights         uint8
-	starts, ends   []uint64 // RAID5: the item's share on each server
-	mirror         bool     // the grant is on the mirror segment
-	shareOfPrimary int      // for a mirror grant: the primary's index
+	rights       uint8
+	starts, ends []uint64 // RAID5: the item's share on each server
+	mirror       bool     // the grant is on the mirror segment
 }
 
 // raidServer is a Server's redundancy state.
