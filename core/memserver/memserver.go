@@ -326,12 +326,15 @@ func (s *Server) openSegment(d *pb.Segment, exact bool) (*segment, error) {
 	return sg, nil
 }
 
-// Segments reports how many segments are open and their total size.
+// Segments reports how many regions have segments open here and the
+// segments' total size.
 func (s *Server) Segments() (n int, bytes uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, sg := range s.segs {
-		n++
+	for sk, sg := range s.segs {
+		if sk.kind == KindData {
+			n++ // a redundant region's mirror or parity segment is the same region
+		}
 		bytes += uint64(len(*sg.mem.Load()))
 	}
 	return n, bytes
