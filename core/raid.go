@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"time"
@@ -439,12 +440,17 @@ func (p *redundantPlane) Atomic(key transport.Key, off uint64, kind amo.Kind, op
 	if n != 1 {
 		return amo.Value{}, &transport.Error{Code: int32(CodeInvalid), Msg: fmt.Sprintf("the %d-byte word at offset %d straddles two interleave blocks", kind.Size(), off)}
 	}
-	var args [wire.AtomicArgsSize]byte
+	// The operands, then a random id of this operation: a server that
+	// already holds its effect (forwarded by a copy that died before
+	// answering) answers a retry with its result instead of applying it
+	// twice.
+	var args [wire.AtomicArgsSize + 8]byte
 	le := binary.LittleEndian
 	le.PutUint64(args[0:], v.Lo)
 	le.PutUint64(args[8:], v.Hi)
 	le.PutUint64(args[16:], cmp.Lo)
 	le.PutUint64(args[24:], cmp.Hi)
+	le.PutUint64(args[32:], rand.Uint64()|1)
 	arg := uint64(kind) | uint64(op)<<8
 	if fetch {
 		arg |= 1 << 16

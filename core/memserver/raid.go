@@ -164,6 +164,8 @@ type raidServer struct {
 
 	rmu      sync.Mutex
 	rebuilds map[segKey]*rebuild
+
+	ops appliedOps
 }
 
 func (rs *raidServer) close() {
@@ -365,9 +367,10 @@ func isDown(mask uint64, i int) bool { return i < 64 && mask&(1<<uint(i)) != 0 }
 // mirror acting for a dead primary; RAID5: the data server) and forwards
 // its effect before answering. arg packs kind | op<<8 | fetch<<16.
 func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byte) ([]byte, error) {
-	if len(args) != wire.AtomicArgsSize || arg>>17 != 0 {
+	if len(args) != atomicArgs || arg>>17 != 0 {
 		return nil, errorf(codeInvalid, "malformed redundant atomic")
 	}
+	opID := binary.LittleEndian.Uint64(args[wire.AtomicArgsSize:])
 	kind, op, fetch := amo.Kind(arg&0xff), amo.Op(arg>>8&0xff), arg>>16&1 != 0
 	if !amo.Valid(kind, op) {
 		return nil, errorf(codeInvalid, "atomic op %d not defined for operand type %d", op, kind)
@@ -399,23 +402,29 @@ func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byt
 	l := g.seg.raid.lock(so, c.block)
 	l.Lock()
 	defer l.Unlock()
+	if res, ok := s.raid.applied(c.region, opID); ok {
+		// A retry of an atomic this copy already has (executed here, or
+		// forwarded here by a copy that died before answering).
+		return res, nil
+	}
 	var before [16]byte
 	copy(before[:], mem[so:so+size])
 	old, err := amo.Do(unsafe.Pointer(&mem[so]), kind, op, v, cmp)
 	if err != nil {
 		return nil, errorf(codeInvalid, "%v", err)
 	}
+	res := make([]byte, wire.AtomicResultSize)
+	le.PutUint64(res[0:], old.Lo)
+	le.PutUint64(res[8:], old.Hi)
 	if op.Modifies() && !equal(before[:size], mem[so:so+size]) {
-		if ferr := s.forwardWord(g, c, so, before[:size], mem[so:so+size], down); ferr != nil {
+		if ferr := s.forwardWord(g, c, so, before[:size], mem[so:so+size], down, opRecord(opID, res)); ferr != nil {
 			// Nothing may stay applied that the other copy lacks: the
 			// word is put back (its lock kept every other atomic out).
 			copy(mem[so:so+size], before[:size])
 			return nil, ferr
 		}
 	}
-	res := make([]byte, wire.AtomicResultSize)
-	le.PutUint64(res[0:], old.Lo)
-	le.PutUint64(res[8:], old.Hi)
+	s.raid.record(c.region, opID, res)
 	return res, nil
 }
 
@@ -423,7 +432,7 @@ func equal(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
 
 // forwardWord sends a changed word to the other copy (RAID1) or its
 // parity delta to the row's parity server (RAID5).
-func (s *Server) forwardWord(g *grant, c *raidConf, so uint64, before, after []byte, down uint64) error {
+func (s *Server) forwardWord(g *grant, c *raidConf, so uint64, before, after []byte, down uint64, rec []byte) error {
 	switch c.level {
 	case levelRAID1:
 		other, kind := stripe.MirrorOf(c.index, c.k), KindMirror
@@ -433,7 +442,7 @@ func (s *Server) forwardWord(g *grant, c *raidConf, so uint64, before, after []b
 		if isDown(down, other) {
 			return nil
 		}
-		return s.peerWrite(c, other, kind, so, after)
+		return s.peerWrite(c, other, kind, so, after, rec)
 	default:
 		delta := append([]byte(nil), before...)
 		stripe.XOR(delta, after)
@@ -443,7 +452,7 @@ func (s *Server) forwardWord(g *grant, c *raidConf, so uint64, before, after []b
 		if isDown(down, ps) {
 			return nil
 		}
-		return s.peerXor(c, ps, p.ParityOffset(row, so%c.block), delta)
+		return s.peerXor(c, ps, p.ParityOffset(row, so%c.block), delta, rec)
 	}
 }
 
@@ -478,7 +487,7 @@ func (s *Server) write5(sg *segment, c *raidConf, mem []byte, so uint64, data []
 	if isDown(down, ps) {
 		return nil
 	}
-	if err := s.peerXor(c, ps, p.ParityOffset(row, so%c.block), delta); err != nil {
+	if err := s.peerXor(c, ps, p.ParityOffset(row, so%c.block), delta, nil); err != nil {
 		stripe.XOR(mem[so:so+uint64(len(data))], delta)
 		return err
 	}
@@ -535,7 +544,7 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 	default:
 		a := h.Arg[2] >> 8
 		kind, op, fetch = amo.Kind(a&0xff), amo.Op(a>>8&0xff), a>>16&1 != 0
-		if !amo.Valid(kind, op) || len(payload) != wire.AtomicArgsSize {
+		if !amo.Valid(kind, op) || len(payload) != atomicArgs {
 			return nil, errorf(codeInvalid, "malformed redundant atomic")
 		}
 		n = kind.Size()
@@ -581,6 +590,15 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 	pl := &ps.raid.dlocks[(p.ParityOffset(row, 0)/c.block)%lockStripes]
 	pl.Lock()
 	defer pl.Unlock()
+	var opID uint64
+	if sub == transport.RaidDegradedAtomic {
+		opID = binary.LittleEndian.Uint64(payload[wire.AtomicArgsSize:])
+		if res, ok := s.raid.applied(c.region, opID); ok {
+			// The dead data server executed it and its parity delta
+			// arrived here before it died: not again.
+			return res, nil
+		}
+	}
 	old, err := s.reconstruct(ps, c, row, in, n, dead, down)
 	if err != nil {
 		return nil, err
@@ -606,10 +624,13 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 	delta := append([]byte(nil), old...)
 	stripe.XOR(delta, newv)
 	s.xorParity(ps, c, p.ParityOffset(row, in), delta)
+	if sub == transport.RaidDegradedAtomic {
+		s.raid.record(c.region, opID, reply)
+	}
 	if !isDown(h.Arg[3], dead) {
 		// The dead server may be back and rebuilding: it gets the bytes
 		// too (best effort; its rebuild reconstructs them otherwise).
-		_ = s.peerWrite(c, dead, KindData, p.DataOffset(row, dead, in), newv)
+		_ = s.peerWrite(c, dead, KindData, p.DataOffset(row, dead, in), newv, nil)
 	}
 	return reply, nil
 }
@@ -733,13 +754,18 @@ func (s *Server) peerRead(c *raidConf, i int, kind uint32, off, n uint64) ([]byt
 	return s.peerCall(c, i, transport.RaidPeerRead, off, kind, n, nil)
 }
 
-func (s *Server) peerWrite(c *raidConf, i int, kind uint32, off uint64, b []byte) error {
-	_, err := s.peerCall(c, i, transport.RaidPeerWrite, off, kind, uint64(len(b)), b)
+// peerWrite writes b at off of peer i's segment; rec, when not nil, is
+// the record of the atomic that produced b (opRecord), which the peer
+// keeps so that a client retrying the atomic there gets its result
+// instead of a second execution.
+func (s *Server) peerWrite(c *raidConf, i int, kind uint32, off uint64, b, rec []byte) error {
+	_, err := s.peerCall(c, i, transport.RaidPeerWrite, off, kind, uint64(len(b)), append(append([]byte(nil), b...), rec...))
 	return err
 }
 
-func (s *Server) peerXor(c *raidConf, i int, off uint64, delta []byte) error {
-	_, err := s.peerCall(c, i, transport.RaidPeerXor, off, KindParity, uint64(len(delta)), delta)
+// peerXor applies a parity delta at peer i (rec as for peerWrite).
+func (s *Server) peerXor(c *raidConf, i int, off uint64, delta, rec []byte) error {
+	_, err := s.peerCall(c, i, transport.RaidPeerXor, off, KindParity, uint64(len(delta)), append(append([]byte(nil), delta...), rec...))
 	return err
 }
 
@@ -781,19 +807,23 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		l.Unlock()
 		return out, nil
 	case transport.RaidPeerWrite:
-		if uint64(len(payload)) != n || off+n > uint64(len(mem)) {
+		rec, ok := splitRecord(payload, n)
+		if !ok || off+n > uint64(len(mem)) {
 			return nil, errorf(codeOutOfRange, "peer write [%d, +%d) beyond the %s segment of %d bytes", off, n, kindName(kind), len(mem))
 		}
 		l := sg.raid.lock(off, c.block)
 		l.Lock()
-		copy(mem[off:], payload)
+		copy(mem[off:], payload[:n])
+		s.raid.keep(c.region, rec)
 		l.Unlock()
 		return nil, nil
 	case transport.RaidPeerXor:
-		if uint64(len(payload)) != n || off+n > uint64(len(mem)) {
+		rec, ok := splitRecord(payload, n)
+		if !ok || off+n > uint64(len(mem)) {
 			return nil, errorf(codeOutOfRange, "parity delta [%d, +%d) beyond the parity segment of %d bytes", off, n, len(mem))
 		}
-		s.xorParity(sg, c, off, payload)
+		s.xorParity(sg, c, off, payload[:n])
+		s.raid.keep(c.region, rec)
 		return nil, nil
 	case transport.RaidPeerRebuild:
 		dead := int(h.Arg[3] & 0xff)
@@ -812,6 +842,88 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		return s.reconstruct(ps, c, row, off%c.block, n, dead, 0)
 	}
 	return nil, errorf(codeInvalid, "unknown peer operation %d", sub)
+}
+
+// --- atomics applied exactly once ---
+
+// atomicArgs is the payload of a redundant atomic: the Atomic operands
+// and the client's random id of the operation, by which a retry (after
+// the executing server died before answering) is recognised.
+const atomicArgs = wire.AtomicArgsSize + 8
+
+// recordSize is an atomic's record sent with its forward: id and result.
+const recordSize = 8 + wire.AtomicResultSize
+
+// appliedMemory is how many atomics' records a server keeps.
+const appliedMemory = 1 << 16
+
+type opKey struct{ region, id uint64 }
+
+// appliedOps remembers the results of the latest atomics executed here
+// or forwarded here, by operation id.
+type appliedOps struct {
+	mu   sync.Mutex
+	res  map[opKey][]byte
+	ring [appliedMemory]opKey
+	next int
+}
+
+func opRecord(id uint64, res []byte) []byte {
+	if id == 0 {
+		return nil
+	}
+	b := make([]byte, 8, recordSize)
+	binary.LittleEndian.PutUint64(b, id)
+	return append(b, res...)
+}
+
+// splitRecord checks a peer payload of n bytes, perhaps followed by an
+// atomic's record, and returns the record.
+func splitRecord(payload []byte, n uint64) ([]byte, bool) {
+	switch uint64(len(payload)) {
+	case n:
+		return nil, true
+	case n + recordSize:
+		return payload[n:], true
+	}
+	return nil, false
+}
+
+func (rs *raidServer) keep(region uint64, rec []byte) {
+	if len(rec) == recordSize {
+		rs.record(region, binary.LittleEndian.Uint64(rec), rec[8:])
+	}
+}
+
+func (rs *raidServer) record(region, id uint64, res []byte) {
+	if id == 0 {
+		return
+	}
+	a := &rs.ops
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.res == nil {
+		a.res = map[opKey][]byte{}
+	}
+	k := opKey{region, id}
+	if _, ok := a.res[k]; ok {
+		return
+	}
+	delete(a.res, a.ring[a.next])
+	a.ring[a.next] = k
+	a.next = (a.next + 1) % appliedMemory
+	a.res[k] = append([]byte(nil), res...)
+}
+
+func (rs *raidServer) applied(region, id uint64) ([]byte, bool) {
+	if id == 0 {
+		return nil, false
+	}
+	a := &rs.ops
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.res[opKey{region, id}]
+	return r, ok
 }
 
 // --- rebuild ---

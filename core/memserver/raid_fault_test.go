@@ -426,3 +426,52 @@ func TestRebuildWhileClientsWrite(t *testing.T) {
 		})
 	}
 }
+
+// The executing server dies after its forward arrived but before it
+// answered: the client's retry on the survivor is recognised by its
+// operation id and answered with the first execution's result, so the
+// atomic counts once. RAID1 (the retry at the mirror) and RAID5 (the
+// retry at the parity server, which reconstructs the word).
+func TestAtomicRetryAfterForwardIsAppliedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		level      core.Redundancy
+		exec, peer int    // the server executing the atomic at offset 8, and the one it forwards to
+		forward    uint64 // the forward's sub-operation
+	}{
+		{core.RAID1, 0, 1, transport.RaidPeerWrite},
+		{core.RAID5, 1, 0, transport.RaidPeerXor}, // block 0: data on 1, parity on 0
+	} {
+		t.Run(fmt.Sprint("level", tc.level), func(t *testing.T) {
+			rg := newRaidRig(t, tc.level, 3, 4096, 16<<10)
+			const off = 8
+			for i := 0; i < 5; i++ {
+				if _, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var once atomic.Bool
+			rg.nodes[tc.peer].setHook(func(h wire.Header) error {
+				if h.Arg[0] == tc.forward && once.CompareAndSwap(false, true) {
+					// The forward is applied; its sender dies before it
+					// answers the client.
+					rg.nodes[tc.exec].dead.Store(true)
+				}
+				return nil
+			})
+			old, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+			if err != nil || old.Lo != 5 {
+				t.Fatalf("fetch_add across the executing server's death: %d %v, want 5", old.Lo, err)
+			}
+			if !once.Load() || !rg.wasSuspected(tc.exec) {
+				t.Fatal("the scenario did not happen: no forward, or the dead server not reported")
+			}
+			if v := binary.LittleEndian.Uint64(rg.readWithout(t, tc.exec)[off:]); v != 6 {
+				t.Fatalf("the survivors hold %d, want 6: the add was applied %d times", v, v-5)
+			}
+			old, err = rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+			if err != nil || old.Lo != 6 {
+				t.Fatalf("next fetch_add: %d %v, want 6", old.Lo, err)
+			}
+		})
+	}
+}
