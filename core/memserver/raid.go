@@ -759,14 +759,22 @@ func (s *Server) peerRead(c *raidConf, i int, kind uint32, off, n uint64) ([]byt
 // keeps so that a client retrying the atomic there gets its result
 // instead of a second execution.
 func (s *Server) peerWrite(c *raidConf, i int, kind uint32, off uint64, b, rec []byte) error {
-	_, err := s.peerCall(c, i, transport.RaidPeerWrite, off, kind, uint64(len(b)), append(append([]byte(nil), b...), rec...))
+	_, err := s.peerCall(c, i, transport.RaidPeerWrite, off, kind, uint64(len(b)), withRecord(b, rec))
 	return err
 }
 
 // peerXor applies a parity delta at peer i (rec as for peerWrite).
 func (s *Server) peerXor(c *raidConf, i int, off uint64, delta, rec []byte) error {
-	_, err := s.peerCall(c, i, transport.RaidPeerXor, off, KindParity, uint64(len(delta)), append(append([]byte(nil), delta...), rec...))
+	_, err := s.peerCall(c, i, transport.RaidPeerXor, off, KindParity, uint64(len(delta)), withRecord(delta, rec))
 	return err
+}
+
+// withRecord is b followed by rec (a copy only when there is a record).
+func withRecord(b, rec []byte) []byte {
+	if len(rec) == 0 {
+		return b
+	}
+	return append(append(make([]byte, 0, len(b)+len(rec)), b...), rec...)
 }
 
 // peerOp serves a request from a peer memory server: Arg[1] region,
