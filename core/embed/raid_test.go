@@ -262,3 +262,65 @@ func TestBackupAndRestoreOfRedundantItems(t *testing.T) {
 		t.Fatalf("RAID5 item without server 0 differs (%v)", err)
 	}
 }
+
+// TestRedundantRegionResizeAndDestroy: a RAID1 and a RAID5 region grow
+// (segments, mirrors and parity grow with them; the bytes already there
+// keep their places), items in the new space survive a server's outage,
+// and destroying the regions drops every segment of theirs.
+func TestRedundantRegionResizeAndDestroy(t *testing.T) {
+	c := startCluster(t, 3, "metadata", 4096)
+	f := c.client(t)
+	ctx := f.Default()
+	var regions []*core.Region
+	var items []*core.Item
+	var wants [][]byte
+	for i, level := range []core.Redundancy{core.RAID1, core.RAID5} {
+		r, err := f.CreateRegion(fmt.Sprint("grow", i), 1<<20, 0o600, core.RegionAttr{Redundancy: level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := r.Allocate("a", 900<<10, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wa := randomBytes(900<<10, uint64(20+i))
+		if err := ctx.Put(wa, a, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Resize(8 << 20); err != nil {
+			t.Fatalf("resize: %v", err)
+		}
+		b, err := r.Allocate("b", 6<<20, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wb := randomBytes(6<<20, uint64(30+i))
+		if err := ctx.Put(wb, b, 0); err != nil {
+			t.Fatal(err)
+		}
+		regions = append(regions, r)
+		items = append(items, a, b)
+		wants = append(wants, wa, wb)
+	}
+	if err := c.mems[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range items {
+		got := make([]byte, len(wants[i]))
+		if err := ctx.Get(got, it, 0); err != nil || !bytes.Equal(got, wants[i]) {
+			t.Fatalf("item %d after the resize, server 2 down: %v", i, err)
+		}
+	}
+	c.restartMemory(t, 2)
+	c.rebuild(t, 2)
+	for _, r := range regions {
+		if err := r.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, m := range c.mems {
+		if n, bytes := m.Server().Segments(); n != 0 || bytes != 0 {
+			t.Fatalf("memory server %d keeps %d segments (%d bytes) after the regions were destroyed", i, n, bytes)
+		}
+	}
+}
