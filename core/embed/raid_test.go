@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,6 +322,132 @@ func TestRedundantRegionResizeAndDestroy(t *testing.T) {
 	for i, m := range c.mems {
 		if n, bytes := m.Server().Segments(); n != 0 || bytes != 0 {
 			t.Fatalf("memory server %d keeps %d segments (%d bytes) after the regions were destroyed", i, n, bytes)
+		}
+	}
+}
+
+// TestRedundantRegionUnderLoadWhileAServerDies: four PEs (instances) run
+// fetch_add loops on one shared counter and sequence-numbered puts of
+// their own records on a RAID1 and a RAID5 region while a memory server
+// stops under them; every acknowledged increment and record is there at
+// the end, and the counter equals the acknowledgements (none was applied
+// twice).
+func TestRedundantRegionUnderLoadWhileAServerDies(t *testing.T) {
+	c := startCluster(t, 3, "metadata", 4096)
+	setup := c.client(t)
+	const pes, recSize, recs, iters = 4, 512, 64, 400
+	for i, level := range []core.Redundancy{core.RAID1, core.RAID5} {
+		r, err := setup.CreateRegion(fmt.Sprint("load", i), 4<<20, 0o666, core.RegionAttr{Redundancy: level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Allocate("ctr", 4096, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Allocate("recs", pes*recs*recSize, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type ack struct {
+		adds int
+		last [2][recs]int // per region and record slot: the last sequence number acknowledged
+	}
+	acks := make([]ack, pes)
+	killed := make(chan struct{})
+	errs := make([]error, pes)
+	var ready, wg sync.WaitGroup
+	for pe := 0; pe < pes; pe++ {
+		f := c.client(t)
+		wg.Add(1)
+		ready.Add(1)
+		go func() {
+			defer wg.Done()
+			signalled := false
+			defer func() {
+				if !signalled {
+					ready.Done()
+				}
+			}()
+			var ctrs, rits [2]*core.Item
+			for i := range 2 {
+				var err error
+				if ctrs[i], err = f.Lookup("ctr", fmt.Sprint("load", i)); err == nil {
+					rits[i], err = f.Lookup("recs", fmt.Sprint("load", i))
+				}
+				if err != nil {
+					errs[pe] = err
+					return
+				}
+			}
+			ctx := f.Default()
+			rec := make([]byte, recSize)
+			for seq := 1; seq <= iters; seq++ {
+				if seq == iters/4 {
+					signalled = true
+					ready.Done() // running: the server may go now
+				}
+				if seq == iters/2 {
+					<-killed // the rest runs with the server gone
+				}
+				for i := range 2 {
+					if _, err := ctx.Atomic(ctrs[i], 0, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true); err != nil {
+						errs[pe] = fmt.Errorf("PE %d fetch_add on region %d at %d: %w", pe, i, seq, err)
+						return
+					}
+					slot := seq % recs
+					for k := range rec {
+						rec[k] = byte(seq + k + pe)
+					}
+					binary.LittleEndian.PutUint64(rec, uint64(seq))
+					if err := ctx.Put(rec, rits[i], uint64((pe*recs+slot)*recSize)); err != nil {
+						errs[pe] = fmt.Errorf("PE %d put on region %d at %d: %w", pe, i, seq, err)
+						return
+					}
+					acks[pe].last[i][slot] = seq
+				}
+				acks[pe].adds++
+			}
+		}()
+	}
+	ready.Wait()
+	if err := c.mems[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(killed)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := setup.Default()
+	for i := range 2 {
+		ctr, err := setup.Lookup("ctr", fmt.Sprint("load", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 8)
+		if err := ctx.Get(b, ctr, 0); err != nil {
+			t.Fatal(err)
+		}
+		if v := binary.LittleEndian.Uint64(b); v != pes*iters {
+			t.Fatalf("region %d: counter %d, %d increments acknowledged", i, v, pes*iters)
+		}
+		rits, err := setup.Lookup("recs", fmt.Sprint("load", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := make([]byte, pes*recs*recSize)
+		if err := ctx.Get(all, rits, 0); err != nil {
+			t.Fatal(err)
+		}
+		for pe := range acks {
+			for slot, seq := range acks[pe].last[i] {
+				got := all[(pe*recs+slot)*recSize:][:recSize]
+				if s := binary.LittleEndian.Uint64(got); s != uint64(seq) {
+					t.Fatalf("region %d PE %d slot %d: record %d, %d acknowledged", i, pe, slot, s, seq)
+				}
+			}
 		}
 	}
 }

@@ -166,6 +166,14 @@ type raidServer struct {
 	rebuilds map[segKey]*rebuild
 
 	ops appliedOps
+
+	// fenced: servers (per region) whose forwards this server refuses
+	// since a client made it act for them (degraded RAID5 writes, RAID1
+	// atomics at the mirror); until they say they are current again
+	// (RaidPeerCurrent, at the end of their rebuild). fmu is held for
+	// reading across a forward's check and application.
+	fmu    sync.RWMutex
+	fenced map[fenceKey]bool
 }
 
 func (rs *raidServer) close() {
@@ -399,6 +407,11 @@ func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byt
 	le := binary.LittleEndian
 	v := amo.Value{Lo: le.Uint64(args[0:]), Hi: le.Uint64(args[8:])}
 	cmp := amo.Value{Lo: le.Uint64(args[16:]), Hi: le.Uint64(args[24:])}
+	if g.raid.mirror && op.Modifies() {
+		// Acting for the primary: its forwards are refused from now on
+		// (see degraded), so that one copy executes this word's atomics.
+		s.raid.fence(c.region, stripe.MirroredBy(c.index, c.k))
+	}
 	l := g.seg.raid.lock(so, c.block)
 	l.Lock()
 	defer l.Unlock()
@@ -590,6 +603,10 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 	pl := &ps.raid.dlocks[(p.ParityOffset(row, 0)/c.block)%lockStripes]
 	pl.Lock()
 	defer pl.Unlock()
+	// From now on the dead server's forwards to this one are refused: a
+	// write it executed but whose delta is still on its way (or a server
+	// only some clients hold dead) would otherwise race with this one.
+	s.raid.fence(c.region, dead)
 	var opID uint64
 	if sub == transport.RaidDegradedAtomic {
 		opID = binary.LittleEndian.Uint64(payload[wire.AtomicArgsSize:])
@@ -739,7 +756,8 @@ func (s *Server) peerCall(c *raidConf, i int, sub, off uint64, kind uint32, n ui
 	if sub == transport.RaidPeerRead || sub == transport.RaidPeerRebuild {
 		dst = make([]byte, n)
 	}
-	out, err := cl.Raid(sub, c.peerKey, c.region, off, uint64(kind)|n<<8, payload, dst)
+	// Arg[3] also names the sender, so that a peer can fence it.
+	out, err := cl.Raid(sub, c.peerKey, c.region, off, uint64(kind)|n<<8|uint64(c.index+1)<<56, payload, dst)
 	if err != nil {
 		var pd *transport.PeerDownError
 		if errors.Is(err, transport.ErrNotCurrent) || errors.As(err, &pd) {
@@ -782,7 +800,7 @@ func withRecord(b, rec []byte) []byte {
 // dead server's index | len<<8, the offset in its data segment).
 func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	sub, region, off := h.Arg[0], h.Arg[1], h.Arg[2]
-	kind, n := uint32(h.Arg[3]&0xff), h.Arg[3]>>8
+	kind, n, sender := uint32(h.Arg[3]&0xff), h.Arg[3]>>8&(1<<48-1), int(h.Arg[3]>>56)-1
 	if sub == transport.RaidPeerRebuild {
 		kind = KindData
 	}
@@ -795,6 +813,12 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	c := sg.raid.conf.Load()
 	if c == nil || subtle.ConstantTimeCompare(c.peerKey[:], h.Key[:]) != 1 {
 		return nil, errorf(codeNoPerm, "wrong peer key for region %d", region)
+	}
+	if sub == transport.RaidPeerCurrent {
+		if sender >= 0 {
+			s.raid.unfence(region, sender)
+		}
+		return nil, nil
 	}
 	if n == 0 || n > wire.MaxPayload {
 		return nil, errorf(codeInvalid, "peer request of %d bytes", n)
@@ -819,6 +843,12 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		if !ok || off+n > uint64(len(mem)) {
 			return nil, errorf(codeOutOfRange, "peer write [%d, +%d) beyond the %s segment of %d bytes", off, n, kindName(kind), len(mem))
 		}
+		rs := &s.raid
+		rs.fmu.RLock()
+		defer rs.fmu.RUnlock()
+		if rs.isFenced(region, sender) {
+			return nil, errFenced
+		}
 		l := sg.raid.lock(off, c.block)
 		l.Lock()
 		copy(mem[off:], payload[:n])
@@ -829,6 +859,12 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		rec, ok := splitRecord(payload, n)
 		if !ok || off+n > uint64(len(mem)) {
 			return nil, errorf(codeOutOfRange, "parity delta [%d, +%d) beyond the parity segment of %d bytes", off, n, len(mem))
+		}
+		rs := &s.raid
+		rs.fmu.RLock()
+		defer rs.fmu.RUnlock()
+		if rs.isFenced(region, sender) {
+			return nil, errFenced
 		}
 		s.xorParity(sg, c, off, payload[:n])
 		s.raid.keep(c.region, rec)
@@ -850,6 +886,54 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		return s.reconstruct(ps, c, row, off%c.block, n, dead, 0)
 	}
 	return nil, errorf(codeInvalid, "unknown peer operation %d", sub)
+}
+
+// --- fences ---
+
+type fenceKey struct {
+	region uint64
+	server int
+}
+
+// errFenced answers a forward from a fenced server: it puts its write
+// back and its client goes to the server acting for it.
+var errFenced = fmt.Errorf("%w: this server acts for the sender now (a client holds it down)", transport.ErrNotCurrent)
+
+func (rs *raidServer) fence(region uint64, server int) {
+	rs.fmu.RLock()
+	done := rs.fenced[fenceKey{region, server}]
+	rs.fmu.RUnlock()
+	if done {
+		return
+	}
+	// Taking the lock for writing waits for every forward being applied.
+	rs.fmu.Lock()
+	defer rs.fmu.Unlock()
+	if rs.fenced == nil {
+		rs.fenced = map[fenceKey]bool{}
+	}
+	rs.fenced[fenceKey{region, server}] = true
+}
+
+func (rs *raidServer) unfence(region uint64, server int) {
+	rs.fmu.Lock()
+	defer rs.fmu.Unlock()
+	delete(rs.fenced, fenceKey{region, server})
+}
+
+// isFenced is called with fmu held.
+func (rs *raidServer) isFenced(region uint64, server int) bool {
+	return server >= 0 && rs.fenced[fenceKey{region, server}]
+}
+
+// announceCurrent tells region c's other servers that this one is
+// current again, so that they stop refusing its forwards.
+func (s *Server) announceCurrent(c *raidConf) {
+	for i := range c.peers {
+		if i != c.index {
+			_, _ = s.peerCall(c, i, transport.RaidPeerCurrent, 0, 0, 0, nil)
+		}
+	}
 }
 
 // --- atomics applied exactly once ---
@@ -1012,11 +1096,26 @@ func (s *Server) runRebuild(sg *segment, c *raidConf, rb *rebuild) {
 		sg.raid.stale.Store(false)
 	}
 	rb.mu.Unlock()
+	if err == nil && s.regionCurrent(c.region) {
+		s.announceCurrent(c)
+	}
 	if err != nil {
 		s.logf("memserver: rebuilding region %d's %s segment failed after %d of %d bytes: %v", c.region, kindName(sg.kind), rb.done, rb.total, err)
 	} else {
 		s.logf("memserver: region %d's %s segment rebuilt (%d bytes in %v)", c.region, kindName(sg.kind), rb.total, rb.finished.Sub(rb.started).Round(time.Millisecond))
 	}
+}
+
+// regionCurrent reports whether every segment of region here is current.
+func (s *Server) regionCurrent(region uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, sg := range s.segs {
+		if k.id == region && sg.raid.stale.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // rebuildSegment copies or reconstructs every chunk of sg, each under

@@ -31,6 +31,7 @@ const (
 	RaidPeerWrite      uint64 = 17 // server to server: write a segment range
 	RaidPeerXor        uint64 = 18 // server to server: XOR a delta into a parity range
 	RaidPeerRebuild    uint64 = 19 // server to server: reconstruct a data range (parity server)
+	RaidPeerCurrent    uint64 = 20 // server to server: the sender is current again (rebuilt)
 )
 
 // MirrorKey is the key that reaches an item's share in a RAID1 mirror
