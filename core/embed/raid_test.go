@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -448,6 +449,86 @@ func TestRedundantRegionUnderLoadWhileAServerDies(t *testing.T) {
 					t.Fatalf("region %d PE %d slot %d: record %d, %d acknowledged", i, pe, slot, s, seq)
 				}
 			}
+		}
+	}
+}
+
+// TestMetadataRestartKeepsRedundancy: the metadata famd restarts (a new
+// epoch) while the memory servers stay up; the redundant regions keep
+// working: new keys are granted with the same peer key (kept in the
+// metadata famd's data directory), so forwards between memory servers
+// still authenticate, and a memory server's outage afterwards loses
+// nothing.
+func TestMetadataRestartKeepsRedundancy(t *testing.T) {
+	dir := t.TempDir()
+	tok := writeToken(t, dir, "cluster-test-token")
+	opts := embed.Options{DataDir: filepath.Join(dir, "meta"), SocketPath: filepath.Join(dir, "meta.sock"),
+		TCPAddr: "127.0.0.1:0", Token: "cluster-test-token", Role: "metadata", InterleaveSize: 4096, ServerToken: serverToken}
+	meta, err := embed.Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{meta: meta, tokenFile: tok}
+	t.Cleanup(func() {
+		for _, m := range c.mems {
+			m.Close()
+		}
+		c.meta.Close()
+	})
+	for i := 0; i < 3; i++ {
+		c.addMemory(t, filepath.Join(dir, fmt.Sprint("m", i)))
+	}
+	f := c.client(t)
+	ctx := f.Default()
+	var items []*core.Item
+	var wants [][]byte
+	for i, level := range []core.Redundancy{core.RAID1, core.RAID5} {
+		r, err := f.CreateRegion(fmt.Sprint("r", i), 1<<20, 0o600, core.RegionAttr{Redundancy: level, Memory: core.Persistent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := r.Allocate("x", 100<<10, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := randomBytes(100<<10, uint64(40+i))
+		if err := ctx.Put(w, it, 0); err != nil {
+			t.Fatal(err)
+		}
+		items, wants = append(items, it), append(wants, w)
+	}
+	opts.TCPAddr, opts.DataTCPAddr = meta.Addr(), meta.DataAddr()
+	if err := meta.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c.meta, err = embed.Start(opts); err != nil {
+		t.Fatal(err)
+	}
+	// A new client's lookups grant new keys (a new epoch) everywhere.
+	f2 := c.client(t)
+	ctx2 := f2.Default()
+	for i := range items {
+		it, err := f2.Lookup("x", fmt.Sprint("r", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		items[i] = it
+		copy(wants[i][500:], randomBytes(30<<10, uint64(50+i)))
+		if err := ctx2.Put(wants[i][500:500+30<<10], it, 500); err != nil {
+			t.Fatalf("put after the metadata restart: %v", err)
+		}
+		if _, err := ctx2.Atomic(it, 64<<10, amo.Uint64, amo.Add, amo.Value{Lo: 3}, amo.Value{}, true); err != nil {
+			t.Fatalf("atomic after the metadata restart (forwarded with the peer key): %v", err)
+		}
+		binary.LittleEndian.PutUint64(wants[i][64<<10:], binary.LittleEndian.Uint64(wants[i][64<<10:])+3)
+	}
+	if err := c.mems[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range items {
+		got := make([]byte, len(wants[i]))
+		if err := ctx2.Get(got, it, 0); err != nil || !bytes.Equal(got, wants[i]) {
+			t.Fatalf("region %d after the metadata restart and a memory server's outage: %v", i, err)
 		}
 	}
 }
