@@ -225,8 +225,9 @@ func (p *redundantPlane) getPiece(key transport.Key, pc stripe.Piece, b []byte) 
 	if p.level == RAID5 {
 		return p.get5(key, pc, b)
 	}
-	// Reads alternate between the copies by block, so both serve.
-	first := int((p.base + pc.Off) / p.lay.Block % 2)
+	// Reads alternate between the copies by block of the server's
+	// segment, so both copies serve.
+	first := int((p.starts[pc.Server] + pc.Off) / p.lay.Block % 2)
 	var lastErr error
 	for t := 0; t < 2; t++ {
 		s, k := p.copyOf(key, pc.Server, (first+t)%2)
