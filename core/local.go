@@ -173,6 +173,9 @@ func (l *local) createRegion(f *Fam, op, name string, size uint64, mode uint32, 
 		}
 		block = b
 	}
+	if err := redundancyHere(op, attr, servers); err != nil { // raid_local.go
+		return 0, err
+	}
 	if block == 0 {
 		// Reported by fam_stat even for a region on one server: OpenFAM
 		// programs divide by it to stripe their own work.

@@ -116,6 +116,12 @@ func (r *remote) openViewFD(ii *pb.ItemInfo, fd *ctlFD) (*itemView, metadata.Ite
 			return nil, rec, err
 		}
 		v.dp, v.striped = sp, true
+		if ii.GetRedundancy() >= uint32(RAID1) {
+			// raid.go: RAID1 and RAID5 items (issue 16).
+			if v.dp, err = r.redundant(ii); err != nil {
+				return nil, rec, err
+			}
+		}
 		return v, rec, nil
 	}
 	if fd != nil && v.rights&RightRead != 0 && fd.size == v.size {

@@ -222,6 +222,7 @@ func Start(opts Options) (_ *Famd, err error) {
 		return nil, err
 	}
 	d.fam = fam
+	d.rebuildOnRejoin() // raid.go
 	cleanup = append(cleanup, func() { fam.Finalize() })
 	if clusterLogf != nil {
 		for _, name := range fam.LostVolatileRegions() {

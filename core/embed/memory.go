@@ -116,7 +116,7 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 	}
 	m.unlock = unlock
 	cleanup = append(cleanup, unlock)
-	ms, err := memserver.New(memserver.Options{DataDir: opts.DataDir, ShmDir: opts.ShmDir, Logf: opts.Logf})
+	ms, err := memserver.New(memserver.Options{DataDir: opts.DataDir, ShmDir: opts.ShmDir, Logf: opts.Logf, Token: opts.Token})
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	ShmDir string
 	// Logf receives one line per notable event; nil is silent.
 	Logf func(format string, args ...any)
+	// Token is the cluster token, with which this server reaches its
+	// peers' data planes over TCP (redundant regions).
+	Token string
 }
 
 // Server is a memory server: segments, granted keys, and the Memory
@@ -62,7 +65,7 @@ type Server struct {
 	start  time.Time
 
 	mu     sync.Mutex // segs and the epoch
-	segs   map[uint64]*segment
+	segs   map[segKey]*segment
 	epoch  string
 	closed bool
 
@@ -74,6 +77,8 @@ type Server struct {
 	// Guarded by gmu.
 	revoked   map[transport.Key]time.Time
 	lastPrune time.Time
+
+	raid raidServer // redundant regions (raid.go)
 }
 
 // RevokedMemory is how long a memory server refuses to grant a key again
@@ -95,13 +100,16 @@ type segment struct {
 	old        [][]byte               // superseded mappings, kept until close: a racing request may still use one
 	mu         sync.Mutex             // resizing, zeroing
 	reserved   pages.Reserved         // chunks of the file known to be backed
+	kind       uint32                 // KindData, KindMirror or KindParity (raid.go)
+	raid       raidSeg                // redundancy state (raid.go)
 }
 
 type grant struct {
 	seg        *segment
 	start, end uint64
-	rights     uint8
+	rights     uint8 // what the data plane's plain operations may do
 	epoch      string
+	raid       *raidGrant // redundant regions: the rights OpRaid checks, the item's shares (raid.go)
 }
 
 // New opens a memory server on opts.DataDir (created if needed). Its
@@ -127,7 +135,7 @@ func New(opts Options) (*Server, error) {
 	var sec [32]byte
 	_, _ = rand.Read(sec[:])
 	return &Server{opts: opts, uuid: id, secret: hex.EncodeToString(sec[:]), start: time.Now(),
-		segs: map[uint64]*segment{}, grants: map[transport.Key]*grant{}, revoked: map[transport.Key]time.Time{},
+		segs: map[segKey]*segment{}, grants: map[transport.Key]*grant{}, revoked: map[transport.Key]time.Time{},
 		lastPrune: time.Now()}, nil
 }
 
@@ -170,7 +178,8 @@ func (s *Server) Resolve(key transport.Key) (mem []byte, rights uint8, ok bool) 
 	s.gmu.RLock()
 	g, ok := s.grants[key]
 	s.gmu.RUnlock()
-	if !ok {
+	if !ok || g.seg.raid.stale.Load() {
+		// A copy not current yet is refused (see Refusal).
 		return nil, 0, false
 	}
 	m := *g.seg.mem.Load()
@@ -187,8 +196,9 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	segs := s.segs
-	s.segs = map[uint64]*segment{}
+	s.segs = map[segKey]*segment{}
 	s.mu.Unlock()
+	s.raid.close()
 	s.gmu.Lock()
 	s.grants = map[transport.Key]*grant{}
 	s.gmu.Unlock()
@@ -218,8 +228,11 @@ func (sg *segment) close() {
 	}
 }
 
-func (s *Server) segPath(id uint64, persistent bool) string {
+func (s *Server) segPath(id uint64, persistent bool, kind uint32) string {
 	name := fmt.Sprintf("seg-%d.heap", id)
+	if kind != KindData {
+		name = fmt.Sprintf("seg-%d.%s.heap", id, kindName(kind))
+	}
 	if persistent {
 		return filepath.Join(s.opts.DataDir, "segments", name)
 	}
@@ -233,6 +246,14 @@ func (s *Server) segment(d *pb.Segment, exact bool) (*segment, error) {
 	if d == nil {
 		return nil, errors.New("no segment described")
 	}
+	if d.GetRedundancy() >= levelRAID1 && d.GetKind() == KindData {
+		return s.raidSegment(d, exact) // raid.go: with its mirror or parity segment
+	}
+	return s.openSegment(d, exact)
+}
+
+// openSegment is segment for one segment file, whatever its kind.
+func (s *Server) openSegment(d *pb.Segment, exact bool) (*segment, error) {
 	size := d.GetSize()
 	if size == 0 || size > 1<<46 {
 		return nil, fmt.Errorf("segment size %d out of range", size)
@@ -242,17 +263,20 @@ func (s *Server) segment(d *pb.Segment, exact bool) (*segment, error) {
 		s.mu.Unlock()
 		return nil, errors.New("memory server is closing")
 	}
-	sg, ok := s.segs[d.GetRegionId()]
+	sk := segKey{d.GetRegionId(), d.GetKind()}
+	sg, ok := s.segs[sk]
 	if !ok {
-		sg = &segment{id: d.GetRegionId(), persistent: d.GetPersistent(), path: s.segPath(d.GetRegionId(), d.GetPersistent())}
+		sg = &segment{id: d.GetRegionId(), persistent: d.GetPersistent(), kind: d.GetKind(),
+			path: s.segPath(d.GetRegionId(), d.GetPersistent(), d.GetKind())}
 		empty := []byte(nil)
 		sg.mem.Store(&empty)
-		s.segs[sg.id] = sg
+		s.segs[sk] = sg
 	}
 	s.mu.Unlock()
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
 	if sg.file == nil {
+		sg.raid.opened(d) // raid.go: a redundant copy not made fresh here is not current
 		f, err := os.OpenFile(sg.path, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 		if err != nil {
 			return nil, err
@@ -302,12 +326,15 @@ func (s *Server) segment(d *pb.Segment, exact bool) (*segment, error) {
 	return sg, nil
 }
 
-// Segments reports how many segments are open and their total size.
+// Segments reports how many regions have segments open here and the
+// segments' total size.
 func (s *Server) Segments() (n int, bytes uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, sg := range s.segs {
-		n++
+	for sk, sg := range s.segs {
+		if sk.kind == KindData {
+			n++ // a redundant region's mirror or parity segment is the same region
+		}
 		bytes += uint64(len(*sg.mem.Load()))
 	}
 	return n, bytes
@@ -341,21 +368,27 @@ func (s *Server) Ensure(_ context.Context, req *pb.SegmentRequest) (*pb.Reply, e
 	return fail(err), nil
 }
 
-// Drop deletes a region's segment and every key into it.
-func (s *Server) Drop(_ context.Context, req *pb.SegmentRequest) (*pb.Reply, error) {
+// Drop deletes a region's segment and every key into it (with its
+// mirror or parity segment, for a redundant region).
+func (s *Server) Drop(ctx context.Context, req *pb.SegmentRequest) (*pb.Reply, error) {
 	d := req.GetSegment()
+	if d.GetRedundancy() >= levelRAID1 && d.GetKind() == KindData {
+		if rep := s.dropCompanion(ctx, d); rep.GetErr() != nil { // raid.go
+			return rep, nil
+		}
+	}
 	s.mu.Lock()
-	sg := s.segs[d.GetRegionId()]
-	delete(s.segs, d.GetRegionId())
+	sg := s.segs[segKey{d.GetRegionId(), d.GetKind()}]
+	delete(s.segs, segKey{d.GetRegionId(), d.GetKind()})
 	s.mu.Unlock()
 	s.gmu.Lock()
 	for k, g := range s.grants {
-		if g.seg.id == d.GetRegionId() {
+		if g.seg.id == d.GetRegionId() && g.seg.kind == d.GetKind() {
 			delete(s.grants, k)
 		}
 	}
 	s.gmu.Unlock()
-	path := s.segPath(d.GetRegionId(), d.GetPersistent())
+	path := s.segPath(d.GetRegionId(), d.GetPersistent(), d.GetKind())
 	if sg != nil {
 		path = sg.path
 		// A request that resolved its key a moment ago may still be
@@ -386,6 +419,11 @@ func (s *Server) Zero(_ context.Context, req *pb.ZeroRequest) (*pb.Reply, error)
 		return fail(err), nil
 	}
 	off, n := req.GetOffset(), req.GetLength()
+	if sg.raid.parityProtected() {
+		// RAID5 data: zeros written block by block with their parity
+		// deltas (raid.go), so that the row's parity stays exact.
+		return fail(s.zero5(sg, off, n)), nil
+	}
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
 	m := *sg.mem.Load()
@@ -439,6 +477,7 @@ func (s *Server) Grant(ctx context.Context, req *pb.GrantRequest) (*pb.Reply, er
 		}
 	}
 	s.grants[k] = &grant{seg: sg, start: req.GetStart(), end: req.GetEnd(), rights: uint8(req.GetRights() & 3), epoch: epoch}
+	s.raidGrantLocked(k, sg, req, epoch) // raid.go
 	s.gmu.Unlock()
 	return &pb.Reply{}, nil
 }
@@ -455,6 +494,8 @@ func (s *Server) Revoke(_ context.Context, req *pb.RevokeRequest) (*pb.Reply, er
 			copy(k[:], b)
 			delete(s.grants, k)
 			s.revoked[k] = now
+			// A RAID1 item's mirror key goes with its key.
+			delete(s.grants, transport.MirrorKey(k))
 		}
 	}
 	// Pruning at most every half period keeps the average cost of a
@@ -489,8 +530,10 @@ func (s *Server) SegmentIDs() []uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := make([]uint64, 0, len(s.segs))
-	for id := range s.segs {
-		ids = append(ids, id)
+	for sk := range s.segs {
+		if sk.kind == KindData {
+			ids = append(ids, sk.id)
+		}
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids

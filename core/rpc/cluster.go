@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/memserver"
@@ -78,6 +79,10 @@ type Cluster struct {
 
 	stop      chan struct{} // closed by Close: ends retryRevokes
 	closeOnce sync.Once
+
+	rmu        sync.Mutex // raidSecret, rejoined (raid.go)
+	raidSecret []byte
+	rejoined   func(id uint64)
 }
 
 // owedRevocations are keys one incarnation of a memory server (told apart
@@ -242,6 +247,7 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	rejoin := c.members[r.ID] != nil
 	if old := c.members[r.ID]; old != nil {
 		// A rejoining server restarted and holds no grants: the
 		// revocations it owed are moot.
@@ -257,6 +263,9 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 		return 0, fmt.Errorf("recording memory server %d: %v", r.ID, err)
 	}
 	c.logf("famd: memory server %d joined: control %s, data plane %s (host %s)", r.ID, r.Control, r.DataTCP, r.Hostname)
+	if rejoin {
+		c.notifyRejoined(r.ID) // raid.go: its redundant segments need rebuilding
+	}
 	return r.ID, nil
 }
 
@@ -353,6 +362,9 @@ func (c *Cluster) Place(name string, size uint64, attr core.RegionAttr) ([]uint6
 	c.mu.Lock()
 	ids := c.idsLocked()
 	c.mu.Unlock()
+	if attr.Redundancy == core.RAID1 || attr.Redundancy == core.RAID5 {
+		return c.placeRedundant(attr, ids) // raid.go
+	}
 	if len(ids) == 0 {
 		if c.opts.Role == "metadata" {
 			return nil, 0, errors.New("no memory server has joined this metadata service (start famd --role memory --join ...)")
@@ -373,8 +385,13 @@ func (c *Cluster) Place(name string, size uint64, attr core.RegionAttr) ([]uint6
 // Create implements core.Placer: a segment on each server; on failure
 // the ones made are dropped again.
 func (c *Cluster) Create(rec metadata.Region) error {
-	seg := segmentOf(rec)
-	err := c.onServers(rec.Servers, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
+	segs, err := c.segsFor(rec) // raid.go: each server's own description
+	if err != nil {
+		return err
+	}
+	err = c.onServers(rec.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
+		seg := proto.Clone(segs[j]).(*pb.Segment)
+		seg.Fresh = true // new segments: current by definition
 		return m.cl.Ensure(ctx, &pb.SegmentRequest{Segment: seg})
 	})
 	if err != nil {
@@ -385,18 +402,25 @@ func (c *Cluster) Create(rec metadata.Region) error {
 
 // Resize implements core.Placer.
 func (c *Cluster) Resize(rec metadata.Region) error {
-	seg := segmentOf(rec)
-	return c.onServers(rec.Servers, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
-		return m.cl.Ensure(ctx, &pb.SegmentRequest{Segment: seg})
+	segs, err := c.segsFor(rec)
+	if err != nil {
+		return err
+	}
+	return c.onServers(rec.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
+		return m.cl.Ensure(ctx, &pb.SegmentRequest{Segment: segs[j]})
 	})
 }
 
 // Destroy implements core.Placer; a server that cannot be reached keeps
 // its segment file (logged), which holds no reachable data.
 func (c *Cluster) Destroy(rec metadata.Region) {
-	seg := segmentOf(rec)
-	if err := c.onServers(rec.Servers, func(ctx context.Context, _ int, m *member) (*pb.Reply, error) {
-		return m.cl.Drop(ctx, &pb.SegmentRequest{Segment: seg})
+	segs, err := c.segsFor(rec)
+	if err != nil {
+		c.logf("famd: destroying region %d's segments: %v", rec.ID, err)
+		return
+	}
+	if err := c.onServers(rec.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
+		return m.cl.Drop(ctx, &pb.SegmentRequest{Segment: segs[j]})
 	}); err != nil {
 		c.logf("famd: destroying region %d's segments: %v", rec.ID, err)
 	}
@@ -404,26 +428,38 @@ func (c *Cluster) Destroy(rec metadata.Region) {
 
 // Zero implements core.Placer.
 func (c *Cluster) Zero(rec metadata.Region, off, n uint64) error {
-	seg, lay := segmentOf(rec), layoutOf(rec)
-	return c.onServers(rec.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
+	segs, err := c.segsFor(rec)
+	if err != nil {
+		return err
+	}
+	lay := geometryOf(rec)
+	if err := c.onServers(rec.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
 		s, e := lay.Share(off, n, j)
 		if s == e {
 			return &pb.Reply{}, nil
 		}
-		return m.cl.Zero(ctx, &pb.ZeroRequest{Segment: seg, Offset: s, Length: e - s})
-	})
+		return m.cl.Zero(ctx, &pb.ZeroRequest{Segment: segs[j], Offset: s, Length: e - s})
+	}); err != nil {
+		return err
+	}
+	return c.zeroMirrors(rec, off, n) // raid.go
 }
 
 // grant lets key reach the item's share on each of its servers.
 func (c *Cluster) grant(p core.Placement, key transport.Key) error {
-	seg, lay := segmentOf(p.Region), layoutOf(p.Region)
+	segs, err := c.segsFor(p.Region)
+	if err != nil {
+		return err
+	}
+	if redundant(p.Region) {
+		return c.grantRedundant(p, key, segs) // raid.go: one server may be down
+	}
 	return c.onServers(p.Region.Servers, func(ctx context.Context, j int, m *member) (*pb.Reply, error) {
-		s, e := lay.Share(p.Offset, p.Size, j)
-		if s == e {
+		req := grantRequest(p, segs[j], key, j, c.epoch) // raid.go
+		if req == nil {
 			return &pb.Reply{}, nil
 		}
-		return m.cl.Grant(ctx, &pb.GrantRequest{Segment: seg, Key: key[:], Start: s, End: e,
-			Rights: uint32(p.Rights), Epoch: c.epoch})
+		return m.cl.Grant(ctx, req)
 	})
 }
 
@@ -624,6 +660,9 @@ func (c *Cluster) move(rec metadata.Region, off uint64, b []byte, write bool) er
 	ms, err := c.pick(rec.Servers)
 	if err != nil {
 		return err
+	}
+	if redundant(rec) {
+		return c.moveRedundant(rec, ms, key, off, b, write) // raid.go
 	}
 	lay := layoutOf(rec)
 	starts := make([]uint64, len(ms))

@@ -437,15 +437,18 @@ func itemInfo(e *entry) (*pb.ItemInfo, error) {
 		return nil, err
 	}
 	_, _, rights, ok := e.it.Local()
+	var redundancy uint32
 	if p, placed := e.it.Placement(); placed {
 		rights, ok = p.Rights, true
+		redundancy = uint32(p.Region.Redundancy) // issue 16: clients pick the redundant data plane
 	}
 	if !ok {
 		return nil, core.Errorf(core.CodeNotFound, "fam_stat", "data item {%d, %d} is no longer available", g.RegionID, g.Offset)
 	}
 	return &pb.ItemInfo{RegionId: g.RegionID, Offset: g.Offset, Size: st.Size, Name: st.Name, Mode: st.Mode,
 		Uid: st.UID, Gid: st.GID, Rights: uint32(rights), Key: append([]byte(nil), e.key[:]...),
-		InterleaveSize: st.InterleaveSize, Servers: st.Servers, Incarnation: inc, MemoryType: memoryType(e.it)}, nil
+		InterleaveSize: st.InterleaveSize, Servers: st.Servers, Incarnation: inc, MemoryType: memoryType(e.it),
+		Redundancy: redundancy}, nil
 }
 
 // Allocate allocates an item in a region and issues its key.

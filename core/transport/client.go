@@ -1430,11 +1430,7 @@ func (cc *cconn) complete(h wire.Header, r *req) error {
 		if _, err := io.ReadFull(cc.br, msg[:h.PayloadLen]); err != nil {
 			return err
 		}
-		if h.Status == wire.StatusStaleKey {
-			r.err = ErrStaleKey
-		} else {
-			r.err = &Error{Code: int32(h.Status), Msg: string(msg[:h.PayloadLen])}
-		}
+		r.err = statusError(h.Status, string(msg[:h.PayloadLen])) // raid.go
 		return nil
 	}
 	switch h.Op {
@@ -1447,6 +1443,8 @@ func (cc *cconn) complete(h wire.Header, r *req) error {
 	case wire.OpAtomic:
 		_, err := io.ReadFull(cc.br, r.res[:])
 		return err
+	case wire.OpRaid:
+		return cc.completeRaid(h, r) // raid.go
 	case wire.OpHello:
 		r.res64[0] = h.Arg[0] // the server's features
 	case wire.OpControl:

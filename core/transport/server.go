@@ -472,6 +472,8 @@ func (sc *sconn) serve(h wire.Header) error {
 		rerr, err = sc.control(h)
 	case wire.OpCommit:
 		rerr, err = sc.commit(h)
+	case wire.OpRaid:
+		rerr, err = sc.raid(h) // raid.go
 	}
 	if err != nil {
 		return err
@@ -515,7 +517,7 @@ func (sc *sconn) hello(h wire.Header) (*replyError, error) {
 func (sc *sconn) resolve(h wire.Header, need uint8) ([]byte, *replyError) {
 	mem, rights, ok := sc.s.mem.Resolve(Key(h.Key))
 	if !ok {
-		return nil, &replyError{status: wire.StatusStaleKey, msg: "unknown or revoked item key"}
+		return nil, sc.refusal(Key(h.Key)) // raid.go
 	}
 	if rights&need != need {
 		return nil, fail(codeNoPerm, "%v needs %s permission on the data item", h.Op, rightsName(need))

@@ -55,11 +55,18 @@ const (
 	// OpCommit makes a range of the item durable (issue 20): the server
 	// answers once its bytes are on stable storage.
 	OpCommit Op = 12
-	opEnd    Op = 13
+	// OpRaid carries the operations of redundant regions (issue 16,
+	// spec/wire.md "Raid"): Arg[0] names the sub-operation, the payload
+	// and the reply's payload are the sub-operation's.
+	OpRaid Op = 14
+	opEnd  Op = 15
+	// opReserved13 is taken by another change (issue 15's OpFabricKey);
+	// until it lands, frames with it are malformed.
+	opReserved13 Op = 13
 )
 
 var opNames = [...]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
-	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control", "Commit"}
+	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control", "Commit", "Op(13)", "Raid"}
 
 // Features a server announces in its Hello reply's Arg[0] (a server that
 // predates them announces none).
@@ -91,7 +98,15 @@ const (
 const (
 	StatusOK       uint32 = 0
 	StatusStaleKey uint32 = 1000 // the key is unknown to the server: resolve the item again
-	maxStatus             = StatusStaleKey
+	// Redundant regions (issue 16): the copy or block addressed is not
+	// current here (its server restarted and is not rebuilt yet): use
+	// another copy, or reconstruction.
+	StatusNotCurrent uint32 = 1001
+	// Redundant regions: a server-to-server forward this request needed
+	// failed; nothing was applied. The message starts "peer N:" with the
+	// failed server's index in the region.
+	StatusPeerDown uint32 = 1002
+	maxStatus             = StatusPeerDown
 )
 
 // Header is a decoded frame header. Arg holds the four operation arguments
@@ -185,7 +200,7 @@ func Parse(b []byte) (Header, error) {
 // arguments' meaning (a zero length or an offset beyond the item are
 // answered with a status, not treated as malformed).
 func (h *Header) Check() error {
-	if h.Op == 0 || h.Op >= opEnd {
+	if h.Op == 0 || h.Op >= opEnd || h.Op == opReserved13 {
 		return malformed("unknown opcode %d", uint8(h.Op))
 	}
 	if h.Flags&^flagsAll != 0 {
@@ -227,6 +242,8 @@ func (h *Header) Check() error {
 			return malformed("control request of %d bytes exceeds %d", n, MaxControl)
 		}
 		want = n
+	case OpRaid:
+		want = n
 	}
 	if !ok || want != n {
 		return malformed("%v request with payload of %d bytes, arguments imply %d", h.Op, n, want)
@@ -245,7 +262,7 @@ func (h *Header) checkReply(n uint64) error {
 		return nil
 	}
 	switch h.Op {
-	case OpGet, OpGatherStrided, OpGatherIndexed, OpControl:
+	case OpGet, OpGatherStrided, OpGatherIndexed, OpControl, OpRaid:
 		return nil // the data asked for, a control reply; the requester checks it
 	case OpAtomic:
 		if n != AtomicResultSize {

@@ -337,7 +337,11 @@ type ItemInfo struct {
 	// The item's region's memory type (1 volatile, 2 persistent; 0 from a
 	// famd that predates it): clients commit writes to persistent items at
 	// fam_quiet (issue 20, spec/wire.md Commit).
-	MemoryType    uint32 `protobuf:"varint,13,opt,name=memory_type,json=memoryType,proto3" json:"memory_type,omitempty"`
+	MemoryType uint32 `protobuf:"varint,13,opt,name=memory_type,json=memoryType,proto3" json:"memory_type,omitempty"`
+	// The region's redundancy (fam_redundancy_level_t; issue 16): clients
+	// write RAID1 items to both copies and RAID5 items through their data
+	// servers (spec/cluster.md). 0 from a famd that predates it.
+	Redundancy    uint32 `protobuf:"varint,20,opt,name=redundancy,proto3" json:"redundancy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -459,6 +463,13 @@ func (x *ItemInfo) GetIncarnation() uint64 {
 func (x *ItemInfo) GetMemoryType() uint32 {
 	if x != nil {
 		return x.MemoryType
+	}
+	return 0
+}
+
+func (x *ItemInfo) GetRedundancy() uint32 {
+	if x != nil {
+		return x.Redundancy
 	}
 	return 0
 }
@@ -2214,10 +2225,27 @@ func (x *ServersReply) GetInterleaveSize() uint64 {
 }
 
 type Segment struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RegionId      uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
-	Size          uint64                 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
-	Persistent    bool                   `protobuf:"varint,3,opt,name=persistent,proto3" json:"persistent,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	RegionId   uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
+	Size       uint64                 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	Persistent bool                   `protobuf:"varint,3,opt,name=persistent,proto3" json:"persistent,omitempty"`
+	// Redundant regions (issue 16). kind: 0 the server's data segment, 1
+	// its RAID1 mirror segment (a byte-for-byte copy of the data segment
+	// of the server before it in interleave order), 2 its RAID5 parity
+	// segment. The fields below describe the region's redundancy to the
+	// memory server so that it can forward to its peers; they come only
+	// from the metadata service (clients never see a Segment).
+	Kind       uint32      `protobuf:"varint,20,opt,name=kind,proto3" json:"kind,omitempty"`
+	Redundancy uint32      `protobuf:"varint,21,opt,name=redundancy,proto3" json:"redundancy,omitempty"`         // fam_redundancy_level_t: 2 RAID1, 3 RAID5
+	Index      uint32      `protobuf:"varint,22,opt,name=index,proto3" json:"index,omitempty"`                   // this server's place in interleave order
+	Block      uint64      `protobuf:"varint,23,opt,name=block,proto3" json:"block,omitempty"`                   // interleave block size
+	Peers      []*PeerInfo `protobuf:"bytes,24,rep,name=peers,proto3" json:"peers,omitempty"`                    // every server of the region, in interleave order
+	PeerKey    []byte      `protobuf:"bytes,25,opt,name=peer_key,json=peerKey,proto3" json:"peer_key,omitempty"` // 16 bytes: the capability servers of this region present to each other
+	// Set by the metadata service when it creates the region: the segments
+	// are new, so current. A redundant segment a memory server opens
+	// otherwise (it restarted) is not current until rebuilt.
+	Fresh         bool   `protobuf:"varint,26,opt,name=fresh,proto3" json:"fresh,omitempty"`
+	RedundantSize uint64 `protobuf:"varint,27,opt,name=redundant_size,json=redundantSize,proto3" json:"redundant_size,omitempty"` // size of this server's mirror or parity segment
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2273,6 +2301,367 @@ func (x *Segment) GetPersistent() bool {
 	return false
 }
 
+func (x *Segment) GetKind() uint32 {
+	if x != nil {
+		return x.Kind
+	}
+	return 0
+}
+
+func (x *Segment) GetRedundancy() uint32 {
+	if x != nil {
+		return x.Redundancy
+	}
+	return 0
+}
+
+func (x *Segment) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *Segment) GetBlock() uint64 {
+	if x != nil {
+		return x.Block
+	}
+	return 0
+}
+
+func (x *Segment) GetPeers() []*PeerInfo {
+	if x != nil {
+		return x.Peers
+	}
+	return nil
+}
+
+func (x *Segment) GetPeerKey() []byte {
+	if x != nil {
+		return x.PeerKey
+	}
+	return nil
+}
+
+func (x *Segment) GetFresh() bool {
+	if x != nil {
+		return x.Fresh
+	}
+	return false
+}
+
+func (x *Segment) GetRedundantSize() uint64 {
+	if x != nil {
+		return x.RedundantSize
+	}
+	return 0
+}
+
+// A memory server of a redundant region, as its peers reach it.
+type PeerInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	DataTcp       string                 `protobuf:"bytes,2,opt,name=data_tcp,json=dataTcp,proto3" json:"data_tcp,omitempty"`
+	DataUnix      string                 `protobuf:"bytes,3,opt,name=data_unix,json=dataUnix,proto3" json:"data_unix,omitempty"`
+	Hostname      string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeerInfo) Reset() {
+	*x = PeerInfo{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeerInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeerInfo) ProtoMessage() {}
+
+func (x *PeerInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeerInfo.ProtoReflect.Descriptor instead.
+func (*PeerInfo) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PeerInfo) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *PeerInfo) GetDataTcp() string {
+	if x != nil {
+		return x.DataTcp
+	}
+	return ""
+}
+
+func (x *PeerInfo) GetDataUnix() string {
+	if x != nil {
+		return x.DataUnix
+	}
+	return ""
+}
+
+func (x *PeerInfo) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+// Rebuild asks a memory server to rebuild its segments of a redundant
+// region (all its kinds: data and mirror, or data and parity) from the
+// region's other servers. segment describes the data segment (kind 0) with
+// the region's redundancy and peers, as Ensure does.
+type RebuildRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segment       *Segment               `protobuf:"bytes,1,opt,name=segment,proto3" json:"segment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildRequest) Reset() {
+	*x = RebuildRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildRequest) ProtoMessage() {}
+
+func (x *RebuildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildRequest.ProtoReflect.Descriptor instead.
+func (*RebuildRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *RebuildRequest) GetSegment() *Segment {
+	if x != nil {
+		return x.Segment
+	}
+	return nil
+}
+
+type RebuildStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildStatusRequest) Reset() {
+	*x = RebuildStatusRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildStatusRequest) ProtoMessage() {}
+
+func (x *RebuildStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildStatusRequest.ProtoReflect.Descriptor instead.
+func (*RebuildStatusRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{38}
+}
+
+type RebuildProgress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionId      uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
+	Kind          uint32                 `protobuf:"varint,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	State         string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"` // "rebuilding", "done", "failed"
+	BytesDone     uint64                 `protobuf:"varint,4,opt,name=bytes_done,json=bytesDone,proto3" json:"bytes_done,omitempty"`
+	BytesTotal    uint64                 `protobuf:"varint,5,opt,name=bytes_total,json=bytesTotal,proto3" json:"bytes_total,omitempty"`
+	Error         string                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`                              // why it failed
+	StartedNs     uint64                 `protobuf:"varint,7,opt,name=started_ns,json=startedNs,proto3" json:"started_ns,omitempty"`    // unix nanoseconds
+	FinishedNs    uint64                 `protobuf:"varint,8,opt,name=finished_ns,json=finishedNs,proto3" json:"finished_ns,omitempty"` // 0 while running
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildProgress) Reset() {
+	*x = RebuildProgress{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildProgress) ProtoMessage() {}
+
+func (x *RebuildProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildProgress.ProtoReflect.Descriptor instead.
+func (*RebuildProgress) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *RebuildProgress) GetRegionId() uint64 {
+	if x != nil {
+		return x.RegionId
+	}
+	return 0
+}
+
+func (x *RebuildProgress) GetKind() uint32 {
+	if x != nil {
+		return x.Kind
+	}
+	return 0
+}
+
+func (x *RebuildProgress) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *RebuildProgress) GetBytesDone() uint64 {
+	if x != nil {
+		return x.BytesDone
+	}
+	return 0
+}
+
+func (x *RebuildProgress) GetBytesTotal() uint64 {
+	if x != nil {
+		return x.BytesTotal
+	}
+	return 0
+}
+
+func (x *RebuildProgress) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *RebuildProgress) GetStartedNs() uint64 {
+	if x != nil {
+		return x.StartedNs
+	}
+	return 0
+}
+
+func (x *RebuildProgress) GetFinishedNs() uint64 {
+	if x != nil {
+		return x.FinishedNs
+	}
+	return 0
+}
+
+type RebuildStatusReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Err           *FamError              `protobuf:"bytes,1,opt,name=err,proto3" json:"err,omitempty"`
+	Rebuilds      []*RebuildProgress     `protobuf:"bytes,2,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildStatusReply) Reset() {
+	*x = RebuildStatusReply{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildStatusReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildStatusReply) ProtoMessage() {}
+
+func (x *RebuildStatusReply) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildStatusReply.ProtoReflect.Descriptor instead.
+func (*RebuildStatusReply) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *RebuildStatusReply) GetErr() *FamError {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *RebuildStatusReply) GetRebuilds() []*RebuildProgress {
+	if x != nil {
+		return x.Rebuilds
+	}
+	return nil
+}
+
 type SegmentRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Segment       *Segment               `protobuf:"bytes,1,opt,name=segment,proto3" json:"segment,omitempty"`
@@ -2282,7 +2671,7 @@ type SegmentRequest struct {
 
 func (x *SegmentRequest) Reset() {
 	*x = SegmentRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[36]
+	mi := &file_openfam_v1_fam_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2294,7 +2683,7 @@ func (x *SegmentRequest) String() string {
 func (*SegmentRequest) ProtoMessage() {}
 
 func (x *SegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[36]
+	mi := &file_openfam_v1_fam_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2696,7 @@ func (x *SegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentRequest.ProtoReflect.Descriptor instead.
 func (*SegmentRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{36}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SegmentRequest) GetSegment() *Segment {
@@ -2328,7 +2717,7 @@ type ZeroRequest struct {
 
 func (x *ZeroRequest) Reset() {
 	*x = ZeroRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[37]
+	mi := &file_openfam_v1_fam_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2340,7 +2729,7 @@ func (x *ZeroRequest) String() string {
 func (*ZeroRequest) ProtoMessage() {}
 
 func (x *ZeroRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[37]
+	mi := &file_openfam_v1_fam_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2353,7 +2742,7 @@ func (x *ZeroRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZeroRequest.ProtoReflect.Descriptor instead.
 func (*ZeroRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{37}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ZeroRequest) GetSegment() *Segment {
@@ -2378,20 +2767,31 @@ func (x *ZeroRequest) GetLength() uint64 {
 }
 
 type GrantRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Segment       *Segment               `protobuf:"bytes,1,opt,name=segment,proto3" json:"segment,omitempty"`
-	Key           []byte                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
-	Start         uint64                 `protobuf:"varint,3,opt,name=start,proto3" json:"start,omitempty"`
-	End           uint64                 `protobuf:"varint,4,opt,name=end,proto3" json:"end,omitempty"`
-	Rights        uint32                 `protobuf:"varint,5,opt,name=rights,proto3" json:"rights,omitempty"` // 1 read, 2 write
-	Epoch         []byte                 `protobuf:"bytes,6,opt,name=epoch,proto3" json:"epoch,omitempty"`    // the metadata service's boot id: a grant from a
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Segment *Segment               `protobuf:"bytes,1,opt,name=segment,proto3" json:"segment,omitempty"`
+	Key     []byte                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Start   uint64                 `protobuf:"varint,3,opt,name=start,proto3" json:"start,omitempty"`
+	End     uint64                 `protobuf:"varint,4,opt,name=end,proto3" json:"end,omitempty"`
+	Rights  uint32                 `protobuf:"varint,5,opt,name=rights,proto3" json:"rights,omitempty"` // 1 read, 2 write
+	Epoch   []byte                 `protobuf:"bytes,6,opt,name=epoch,proto3" json:"epoch,omitempty"`    // the metadata service's boot id: a grant from a
+	// new epoch drops every grant of older ones
+	// Redundant regions (issue 16). RAID1: the item's share in this
+	// server's mirror segment, granted to the mirror key (the key with its
+	// last byte's top bit flipped, spec/cluster.md); start == end when none.
+	MirrorStart uint64 `protobuf:"varint,20,opt,name=mirror_start,json=mirrorStart,proto3" json:"mirror_start,omitempty"`
+	MirrorEnd   uint64 `protobuf:"varint,21,opt,name=mirror_end,json=mirrorEnd,proto3" json:"mirror_end,omitempty"`
+	// RAID5: the item's share [starts[i], ends[i]) on every server i of the
+	// region, so that a server reconstructing a dead server's bytes for a
+	// client checks that the client's key covers them.
+	ShareStarts   []uint64 `protobuf:"varint,22,rep,packed,name=share_starts,json=shareStarts,proto3" json:"share_starts,omitempty"`
+	ShareEnds     []uint64 `protobuf:"varint,23,rep,packed,name=share_ends,json=shareEnds,proto3" json:"share_ends,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GrantRequest) Reset() {
 	*x = GrantRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[38]
+	mi := &file_openfam_v1_fam_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2403,7 +2803,7 @@ func (x *GrantRequest) String() string {
 func (*GrantRequest) ProtoMessage() {}
 
 func (x *GrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[38]
+	mi := &file_openfam_v1_fam_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2416,7 +2816,7 @@ func (x *GrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantRequest.ProtoReflect.Descriptor instead.
 func (*GrantRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{38}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GrantRequest) GetSegment() *Segment {
@@ -2461,6 +2861,34 @@ func (x *GrantRequest) GetEpoch() []byte {
 	return nil
 }
 
+func (x *GrantRequest) GetMirrorStart() uint64 {
+	if x != nil {
+		return x.MirrorStart
+	}
+	return 0
+}
+
+func (x *GrantRequest) GetMirrorEnd() uint64 {
+	if x != nil {
+		return x.MirrorEnd
+	}
+	return 0
+}
+
+func (x *GrantRequest) GetShareStarts() []uint64 {
+	if x != nil {
+		return x.ShareStarts
+	}
+	return nil
+}
+
+func (x *GrantRequest) GetShareEnds() []uint64 {
+	if x != nil {
+		return x.ShareEnds
+	}
+	return nil
+}
+
 type RevokeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Keys          [][]byte               `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
@@ -2470,7 +2898,7 @@ type RevokeRequest struct {
 
 func (x *RevokeRequest) Reset() {
 	*x = RevokeRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[39]
+	mi := &file_openfam_v1_fam_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2482,7 +2910,7 @@ func (x *RevokeRequest) String() string {
 func (*RevokeRequest) ProtoMessage() {}
 
 func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[39]
+	mi := &file_openfam_v1_fam_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2923,7 @@ func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{39}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RevokeRequest) GetKeys() [][]byte {
@@ -2513,7 +2941,7 @@ type SessionRequest struct {
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[40]
+	mi := &file_openfam_v1_fam_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2953,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[40]
+	mi := &file_openfam_v1_fam_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2966,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{40}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{45}
 }
 
 type SessionEvent struct {
@@ -2557,7 +2985,7 @@ type SessionEvent struct {
 
 func (x *SessionEvent) Reset() {
 	*x = SessionEvent{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[41]
+	mi := &file_openfam_v1_fam_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2997,7 @@ func (x *SessionEvent) String() string {
 func (*SessionEvent) ProtoMessage() {}
 
 func (x *SessionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[41]
+	mi := &file_openfam_v1_fam_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +3010,7 @@ func (x *SessionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvent.ProtoReflect.Descriptor instead.
 func (*SessionEvent) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{41}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SessionEvent) GetSession() uint64 {
@@ -2634,7 +3062,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0finterleave_size\x18\b \x01(\x04R\x0einterleaveSize\x12\x18\n" +
 	"\aservers\x18\t \x03(\x04R\aservers\x12\x12\n" +
 	"\x04used\x18\n" +
-	" \x01(\x04R\x04used\"\xcf\x02\n" +
+	" \x01(\x04R\x04used\"\xef\x02\n" +
 	"\bItemInfo\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
@@ -2650,7 +3078,10 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\aservers\x18\v \x03(\x04R\aservers\x12 \n" +
 	"\vincarnation\x18\f \x01(\x04R\vincarnation\x12\x1f\n" +
 	"\vmemory_type\x18\r \x01(\rR\n" +
-	"memoryType\"\r\n" +
+	"memoryType\x12\x1e\n" +
+	"\n" +
+	"redundancy\x18\x14 \x01(\rR\n" +
+	"redundancy\"\r\n" +
 	"\vInfoRequest\"\x91\x03\n" +
 	"\tInfoReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x12\x18\n" +
@@ -2770,26 +3201,66 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\fServersReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x120\n" +
 	"\aservers\x18\x02 \x03(\v2\x16.openfam.v1.ServerInfoR\aservers\x12'\n" +
-	"\x0finterleave_size\x18\x03 \x01(\x04R\x0einterleaveSize\"Z\n" +
+	"\x0finterleave_size\x18\x03 \x01(\x04R\x0einterleaveSize\"\xbe\x02\n" +
 	"\aSegment\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x1e\n" +
 	"\n" +
 	"persistent\x18\x03 \x01(\bR\n" +
-	"persistent\"?\n" +
+	"persistent\x12\x12\n" +
+	"\x04kind\x18\x14 \x01(\rR\x04kind\x12\x1e\n" +
+	"\n" +
+	"redundancy\x18\x15 \x01(\rR\n" +
+	"redundancy\x12\x14\n" +
+	"\x05index\x18\x16 \x01(\rR\x05index\x12\x14\n" +
+	"\x05block\x18\x17 \x01(\x04R\x05block\x12*\n" +
+	"\x05peers\x18\x18 \x03(\v2\x14.openfam.v1.PeerInfoR\x05peers\x12\x19\n" +
+	"\bpeer_key\x18\x19 \x01(\fR\apeerKey\x12\x14\n" +
+	"\x05fresh\x18\x1a \x01(\bR\x05fresh\x12%\n" +
+	"\x0eredundant_size\x18\x1b \x01(\x04R\rredundantSize\"n\n" +
+	"\bPeerInfo\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x19\n" +
+	"\bdata_tcp\x18\x02 \x01(\tR\adataTcp\x12\x1b\n" +
+	"\tdata_unix\x18\x03 \x01(\tR\bdataUnix\x12\x1a\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\"?\n" +
+	"\x0eRebuildRequest\x12-\n" +
+	"\asegment\x18\x01 \x01(\v2\x13.openfam.v1.SegmentR\asegment\"\x16\n" +
+	"\x14RebuildStatusRequest\"\xee\x01\n" +
+	"\x0fRebuildProgress\x12\x1b\n" +
+	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\rR\x04kind\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x1d\n" +
+	"\n" +
+	"bytes_done\x18\x04 \x01(\x04R\tbytesDone\x12\x1f\n" +
+	"\vbytes_total\x18\x05 \x01(\x04R\n" +
+	"bytesTotal\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\x12\x1d\n" +
+	"\n" +
+	"started_ns\x18\a \x01(\x04R\tstartedNs\x12\x1f\n" +
+	"\vfinished_ns\x18\b \x01(\x04R\n" +
+	"finishedNs\"u\n" +
+	"\x12RebuildStatusReply\x12&\n" +
+	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x127\n" +
+	"\brebuilds\x18\x02 \x03(\v2\x1b.openfam.v1.RebuildProgressR\brebuilds\"?\n" +
 	"\x0eSegmentRequest\x12-\n" +
 	"\asegment\x18\x01 \x01(\v2\x13.openfam.v1.SegmentR\asegment\"l\n" +
 	"\vZeroRequest\x12-\n" +
 	"\asegment\x18\x01 \x01(\v2\x13.openfam.v1.SegmentR\asegment\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x04R\x06length\"\xa5\x01\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"\xa9\x02\n" +
 	"\fGrantRequest\x12-\n" +
 	"\asegment\x18\x01 \x01(\v2\x13.openfam.v1.SegmentR\asegment\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12\x14\n" +
 	"\x05start\x18\x03 \x01(\x04R\x05start\x12\x10\n" +
 	"\x03end\x18\x04 \x01(\x04R\x03end\x12\x16\n" +
 	"\x06rights\x18\x05 \x01(\rR\x06rights\x12\x14\n" +
-	"\x05epoch\x18\x06 \x01(\fR\x05epoch\"#\n" +
+	"\x05epoch\x18\x06 \x01(\fR\x05epoch\x12!\n" +
+	"\fmirror_start\x18\x14 \x01(\x04R\vmirrorStart\x12\x1d\n" +
+	"\n" +
+	"mirror_end\x18\x15 \x01(\x04R\tmirrorEnd\x12!\n" +
+	"\fshare_starts\x18\x16 \x03(\x04R\vshareStarts\x12\x1d\n" +
+	"\n" +
+	"share_ends\x18\x17 \x03(\x04R\tshareEnds\"#\n" +
 	"\rRevokeRequest\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\fR\x04keys\"\x10\n" +
 	"\x0eSessionRequest\"B\n" +
@@ -2825,14 +3296,16 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\aBarrier\x12\x1a.openfam.v1.BarrierRequest\x1a\x11.openfam.v1.Reply\x126\n" +
 	"\x04Join\x12\x17.openfam.v1.JoinRequest\x1a\x15.openfam.v1.JoinReply\x12?\n" +
 	"\aServers\x12\x1a.openfam.v1.ServersRequest\x1a\x18.openfam.v1.ServersReply\x12A\n" +
-	"\aSession\x12\x1a.openfam.v1.SessionRequest\x1a\x18.openfam.v1.SessionEvent0\x012\xd2\x02\n" +
+	"\aSession\x12\x1a.openfam.v1.SessionRequest\x1a\x18.openfam.v1.SessionEvent0\x012\xdf\x03\n" +
 	"\x06Memory\x126\n" +
 	"\x04Info\x12\x17.openfam.v1.InfoRequest\x1a\x15.openfam.v1.InfoReply\x127\n" +
 	"\x06Ensure\x12\x1a.openfam.v1.SegmentRequest\x1a\x11.openfam.v1.Reply\x125\n" +
 	"\x04Drop\x12\x1a.openfam.v1.SegmentRequest\x1a\x11.openfam.v1.Reply\x122\n" +
 	"\x04Zero\x12\x17.openfam.v1.ZeroRequest\x1a\x11.openfam.v1.Reply\x124\n" +
 	"\x05Grant\x12\x18.openfam.v1.GrantRequest\x1a\x11.openfam.v1.Reply\x126\n" +
-	"\x06Revoke\x12\x19.openfam.v1.RevokeRequest\x1a\x11.openfam.v1.ReplyB9Z7github.com/gofam/openfam/spec/proto/openfamv1;openfamv1b\x06proto3"
+	"\x06Revoke\x12\x19.openfam.v1.RevokeRequest\x1a\x11.openfam.v1.Reply\x128\n" +
+	"\aRebuild\x12\x1a.openfam.v1.RebuildRequest\x1a\x11.openfam.v1.Reply\x12Q\n" +
+	"\rRebuildStatus\x12 .openfam.v1.RebuildStatusRequest\x1a\x1e.openfam.v1.RebuildStatusReplyB9Z7github.com/gofam/openfam/spec/proto/openfamv1;openfamv1b\x06proto3"
 
 var (
 	file_openfam_v1_fam_proto_rawDescOnce sync.Once
@@ -2846,7 +3319,7 @@ func file_openfam_v1_fam_proto_rawDescGZIP() []byte {
 	return file_openfam_v1_fam_proto_rawDescData
 }
 
-var file_openfam_v1_fam_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_openfam_v1_fam_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_openfam_v1_fam_proto_goTypes = []any{
 	(*FamError)(nil),                       // 0: openfam.v1.FamError
 	(*Reply)(nil),                          // 1: openfam.v1.Reply
@@ -2884,12 +3357,17 @@ var file_openfam_v1_fam_proto_goTypes = []any{
 	(*ServersRequest)(nil),                 // 33: openfam.v1.ServersRequest
 	(*ServersReply)(nil),                   // 34: openfam.v1.ServersReply
 	(*Segment)(nil),                        // 35: openfam.v1.Segment
-	(*SegmentRequest)(nil),                 // 36: openfam.v1.SegmentRequest
-	(*ZeroRequest)(nil),                    // 37: openfam.v1.ZeroRequest
-	(*GrantRequest)(nil),                   // 38: openfam.v1.GrantRequest
-	(*RevokeRequest)(nil),                  // 39: openfam.v1.RevokeRequest
-	(*SessionRequest)(nil),                 // 40: openfam.v1.SessionRequest
-	(*SessionEvent)(nil),                   // 41: openfam.v1.SessionEvent
+	(*PeerInfo)(nil),                       // 36: openfam.v1.PeerInfo
+	(*RebuildRequest)(nil),                 // 37: openfam.v1.RebuildRequest
+	(*RebuildStatusRequest)(nil),           // 38: openfam.v1.RebuildStatusRequest
+	(*RebuildProgress)(nil),                // 39: openfam.v1.RebuildProgress
+	(*RebuildStatusReply)(nil),             // 40: openfam.v1.RebuildStatusReply
+	(*SegmentRequest)(nil),                 // 41: openfam.v1.SegmentRequest
+	(*ZeroRequest)(nil),                    // 42: openfam.v1.ZeroRequest
+	(*GrantRequest)(nil),                   // 43: openfam.v1.GrantRequest
+	(*RevokeRequest)(nil),                  // 44: openfam.v1.RevokeRequest
+	(*SessionRequest)(nil),                 // 45: openfam.v1.SessionRequest
+	(*SessionEvent)(nil),                   // 46: openfam.v1.SessionEvent
 }
 var file_openfam_v1_fam_proto_depIdxs = []int32{
 	0,  // 0: openfam.v1.Reply.err:type_name -> openfam.v1.FamError
@@ -2908,78 +3386,86 @@ var file_openfam_v1_fam_proto_depIdxs = []int32{
 	0,  // 13: openfam.v1.JoinReply.err:type_name -> openfam.v1.FamError
 	0,  // 14: openfam.v1.ServersReply.err:type_name -> openfam.v1.FamError
 	32, // 15: openfam.v1.ServersReply.servers:type_name -> openfam.v1.ServerInfo
-	35, // 16: openfam.v1.SegmentRequest.segment:type_name -> openfam.v1.Segment
-	35, // 17: openfam.v1.ZeroRequest.segment:type_name -> openfam.v1.Segment
-	35, // 18: openfam.v1.GrantRequest.segment:type_name -> openfam.v1.Segment
-	5,  // 19: openfam.v1.Fam.Info:input_type -> openfam.v1.InfoRequest
-	7,  // 20: openfam.v1.Fam.CreateRegion:input_type -> openfam.v1.CreateRegionRequest
-	8,  // 21: openfam.v1.Fam.LookupRegion:input_type -> openfam.v1.LookupRegionRequest
-	9,  // 22: openfam.v1.Fam.RegionByID:input_type -> openfam.v1.RegionByIDRequest
-	9,  // 23: openfam.v1.Fam.DestroyRegion:input_type -> openfam.v1.RegionByIDRequest
-	11, // 24: openfam.v1.Fam.ResizeRegion:input_type -> openfam.v1.ResizeRegionRequest
-	12, // 25: openfam.v1.Fam.ChangeRegionPermissions:input_type -> openfam.v1.ChangeRegionPermissionsRequest
-	13, // 26: openfam.v1.Fam.ListRegions:input_type -> openfam.v1.ListRegionsRequest
-	15, // 27: openfam.v1.Fam.Allocate:input_type -> openfam.v1.AllocateRequest
-	16, // 28: openfam.v1.Fam.Lookup:input_type -> openfam.v1.LookupRequest
-	17, // 29: openfam.v1.Fam.ItemAt:input_type -> openfam.v1.ItemAtRequest
-	18, // 30: openfam.v1.Fam.CloseItem:input_type -> openfam.v1.KeyRequest
-	18, // 31: openfam.v1.Fam.Deallocate:input_type -> openfam.v1.KeyRequest
-	20, // 32: openfam.v1.Fam.ChangeItemPermissions:input_type -> openfam.v1.ChangeItemPermissionsRequest
-	18, // 33: openfam.v1.Fam.StatItem:input_type -> openfam.v1.KeyRequest
-	21, // 34: openfam.v1.Fam.ListItems:input_type -> openfam.v1.ListItemsRequest
-	23, // 35: openfam.v1.Fam.Copy:input_type -> openfam.v1.CopyRequest
-	24, // 36: openfam.v1.Fam.Backup:input_type -> openfam.v1.BackupRequest
-	25, // 37: openfam.v1.Fam.Restore:input_type -> openfam.v1.RestoreRequest
-	26, // 38: openfam.v1.Fam.RestoreNew:input_type -> openfam.v1.RestoreNewRequest
-	27, // 39: openfam.v1.Fam.DeleteBackup:input_type -> openfam.v1.BackupNameRequest
-	27, // 40: openfam.v1.Fam.ListBackups:input_type -> openfam.v1.BackupNameRequest
-	29, // 41: openfam.v1.Fam.Barrier:input_type -> openfam.v1.BarrierRequest
-	30, // 42: openfam.v1.Fam.Join:input_type -> openfam.v1.JoinRequest
-	33, // 43: openfam.v1.Fam.Servers:input_type -> openfam.v1.ServersRequest
-	40, // 44: openfam.v1.Fam.Session:input_type -> openfam.v1.SessionRequest
-	5,  // 45: openfam.v1.Memory.Info:input_type -> openfam.v1.InfoRequest
-	36, // 46: openfam.v1.Memory.Ensure:input_type -> openfam.v1.SegmentRequest
-	36, // 47: openfam.v1.Memory.Drop:input_type -> openfam.v1.SegmentRequest
-	37, // 48: openfam.v1.Memory.Zero:input_type -> openfam.v1.ZeroRequest
-	38, // 49: openfam.v1.Memory.Grant:input_type -> openfam.v1.GrantRequest
-	39, // 50: openfam.v1.Memory.Revoke:input_type -> openfam.v1.RevokeRequest
-	6,  // 51: openfam.v1.Fam.Info:output_type -> openfam.v1.InfoReply
-	10, // 52: openfam.v1.Fam.CreateRegion:output_type -> openfam.v1.RegionReply
-	10, // 53: openfam.v1.Fam.LookupRegion:output_type -> openfam.v1.RegionReply
-	10, // 54: openfam.v1.Fam.RegionByID:output_type -> openfam.v1.RegionReply
-	1,  // 55: openfam.v1.Fam.DestroyRegion:output_type -> openfam.v1.Reply
-	1,  // 56: openfam.v1.Fam.ResizeRegion:output_type -> openfam.v1.Reply
-	1,  // 57: openfam.v1.Fam.ChangeRegionPermissions:output_type -> openfam.v1.Reply
-	14, // 58: openfam.v1.Fam.ListRegions:output_type -> openfam.v1.ListRegionsReply
-	19, // 59: openfam.v1.Fam.Allocate:output_type -> openfam.v1.ItemReply
-	19, // 60: openfam.v1.Fam.Lookup:output_type -> openfam.v1.ItemReply
-	19, // 61: openfam.v1.Fam.ItemAt:output_type -> openfam.v1.ItemReply
-	1,  // 62: openfam.v1.Fam.CloseItem:output_type -> openfam.v1.Reply
-	1,  // 63: openfam.v1.Fam.Deallocate:output_type -> openfam.v1.Reply
-	1,  // 64: openfam.v1.Fam.ChangeItemPermissions:output_type -> openfam.v1.Reply
-	19, // 65: openfam.v1.Fam.StatItem:output_type -> openfam.v1.ItemReply
-	22, // 66: openfam.v1.Fam.ListItems:output_type -> openfam.v1.ListItemsReply
-	1,  // 67: openfam.v1.Fam.Copy:output_type -> openfam.v1.Reply
-	1,  // 68: openfam.v1.Fam.Backup:output_type -> openfam.v1.Reply
-	1,  // 69: openfam.v1.Fam.Restore:output_type -> openfam.v1.Reply
-	19, // 70: openfam.v1.Fam.RestoreNew:output_type -> openfam.v1.ItemReply
-	1,  // 71: openfam.v1.Fam.DeleteBackup:output_type -> openfam.v1.Reply
-	28, // 72: openfam.v1.Fam.ListBackups:output_type -> openfam.v1.ListBackupsReply
-	1,  // 73: openfam.v1.Fam.Barrier:output_type -> openfam.v1.Reply
-	31, // 74: openfam.v1.Fam.Join:output_type -> openfam.v1.JoinReply
-	34, // 75: openfam.v1.Fam.Servers:output_type -> openfam.v1.ServersReply
-	41, // 76: openfam.v1.Fam.Session:output_type -> openfam.v1.SessionEvent
-	6,  // 77: openfam.v1.Memory.Info:output_type -> openfam.v1.InfoReply
-	1,  // 78: openfam.v1.Memory.Ensure:output_type -> openfam.v1.Reply
-	1,  // 79: openfam.v1.Memory.Drop:output_type -> openfam.v1.Reply
-	1,  // 80: openfam.v1.Memory.Zero:output_type -> openfam.v1.Reply
-	1,  // 81: openfam.v1.Memory.Grant:output_type -> openfam.v1.Reply
-	1,  // 82: openfam.v1.Memory.Revoke:output_type -> openfam.v1.Reply
-	51, // [51:83] is the sub-list for method output_type
-	19, // [19:51] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	36, // 16: openfam.v1.Segment.peers:type_name -> openfam.v1.PeerInfo
+	35, // 17: openfam.v1.RebuildRequest.segment:type_name -> openfam.v1.Segment
+	0,  // 18: openfam.v1.RebuildStatusReply.err:type_name -> openfam.v1.FamError
+	39, // 19: openfam.v1.RebuildStatusReply.rebuilds:type_name -> openfam.v1.RebuildProgress
+	35, // 20: openfam.v1.SegmentRequest.segment:type_name -> openfam.v1.Segment
+	35, // 21: openfam.v1.ZeroRequest.segment:type_name -> openfam.v1.Segment
+	35, // 22: openfam.v1.GrantRequest.segment:type_name -> openfam.v1.Segment
+	5,  // 23: openfam.v1.Fam.Info:input_type -> openfam.v1.InfoRequest
+	7,  // 24: openfam.v1.Fam.CreateRegion:input_type -> openfam.v1.CreateRegionRequest
+	8,  // 25: openfam.v1.Fam.LookupRegion:input_type -> openfam.v1.LookupRegionRequest
+	9,  // 26: openfam.v1.Fam.RegionByID:input_type -> openfam.v1.RegionByIDRequest
+	9,  // 27: openfam.v1.Fam.DestroyRegion:input_type -> openfam.v1.RegionByIDRequest
+	11, // 28: openfam.v1.Fam.ResizeRegion:input_type -> openfam.v1.ResizeRegionRequest
+	12, // 29: openfam.v1.Fam.ChangeRegionPermissions:input_type -> openfam.v1.ChangeRegionPermissionsRequest
+	13, // 30: openfam.v1.Fam.ListRegions:input_type -> openfam.v1.ListRegionsRequest
+	15, // 31: openfam.v1.Fam.Allocate:input_type -> openfam.v1.AllocateRequest
+	16, // 32: openfam.v1.Fam.Lookup:input_type -> openfam.v1.LookupRequest
+	17, // 33: openfam.v1.Fam.ItemAt:input_type -> openfam.v1.ItemAtRequest
+	18, // 34: openfam.v1.Fam.CloseItem:input_type -> openfam.v1.KeyRequest
+	18, // 35: openfam.v1.Fam.Deallocate:input_type -> openfam.v1.KeyRequest
+	20, // 36: openfam.v1.Fam.ChangeItemPermissions:input_type -> openfam.v1.ChangeItemPermissionsRequest
+	18, // 37: openfam.v1.Fam.StatItem:input_type -> openfam.v1.KeyRequest
+	21, // 38: openfam.v1.Fam.ListItems:input_type -> openfam.v1.ListItemsRequest
+	23, // 39: openfam.v1.Fam.Copy:input_type -> openfam.v1.CopyRequest
+	24, // 40: openfam.v1.Fam.Backup:input_type -> openfam.v1.BackupRequest
+	25, // 41: openfam.v1.Fam.Restore:input_type -> openfam.v1.RestoreRequest
+	26, // 42: openfam.v1.Fam.RestoreNew:input_type -> openfam.v1.RestoreNewRequest
+	27, // 43: openfam.v1.Fam.DeleteBackup:input_type -> openfam.v1.BackupNameRequest
+	27, // 44: openfam.v1.Fam.ListBackups:input_type -> openfam.v1.BackupNameRequest
+	29, // 45: openfam.v1.Fam.Barrier:input_type -> openfam.v1.BarrierRequest
+	30, // 46: openfam.v1.Fam.Join:input_type -> openfam.v1.JoinRequest
+	33, // 47: openfam.v1.Fam.Servers:input_type -> openfam.v1.ServersRequest
+	45, // 48: openfam.v1.Fam.Session:input_type -> openfam.v1.SessionRequest
+	5,  // 49: openfam.v1.Memory.Info:input_type -> openfam.v1.InfoRequest
+	41, // 50: openfam.v1.Memory.Ensure:input_type -> openfam.v1.SegmentRequest
+	41, // 51: openfam.v1.Memory.Drop:input_type -> openfam.v1.SegmentRequest
+	42, // 52: openfam.v1.Memory.Zero:input_type -> openfam.v1.ZeroRequest
+	43, // 53: openfam.v1.Memory.Grant:input_type -> openfam.v1.GrantRequest
+	44, // 54: openfam.v1.Memory.Revoke:input_type -> openfam.v1.RevokeRequest
+	37, // 55: openfam.v1.Memory.Rebuild:input_type -> openfam.v1.RebuildRequest
+	38, // 56: openfam.v1.Memory.RebuildStatus:input_type -> openfam.v1.RebuildStatusRequest
+	6,  // 57: openfam.v1.Fam.Info:output_type -> openfam.v1.InfoReply
+	10, // 58: openfam.v1.Fam.CreateRegion:output_type -> openfam.v1.RegionReply
+	10, // 59: openfam.v1.Fam.LookupRegion:output_type -> openfam.v1.RegionReply
+	10, // 60: openfam.v1.Fam.RegionByID:output_type -> openfam.v1.RegionReply
+	1,  // 61: openfam.v1.Fam.DestroyRegion:output_type -> openfam.v1.Reply
+	1,  // 62: openfam.v1.Fam.ResizeRegion:output_type -> openfam.v1.Reply
+	1,  // 63: openfam.v1.Fam.ChangeRegionPermissions:output_type -> openfam.v1.Reply
+	14, // 64: openfam.v1.Fam.ListRegions:output_type -> openfam.v1.ListRegionsReply
+	19, // 65: openfam.v1.Fam.Allocate:output_type -> openfam.v1.ItemReply
+	19, // 66: openfam.v1.Fam.Lookup:output_type -> openfam.v1.ItemReply
+	19, // 67: openfam.v1.Fam.ItemAt:output_type -> openfam.v1.ItemReply
+	1,  // 68: openfam.v1.Fam.CloseItem:output_type -> openfam.v1.Reply
+	1,  // 69: openfam.v1.Fam.Deallocate:output_type -> openfam.v1.Reply
+	1,  // 70: openfam.v1.Fam.ChangeItemPermissions:output_type -> openfam.v1.Reply
+	19, // 71: openfam.v1.Fam.StatItem:output_type -> openfam.v1.ItemReply
+	22, // 72: openfam.v1.Fam.ListItems:output_type -> openfam.v1.ListItemsReply
+	1,  // 73: openfam.v1.Fam.Copy:output_type -> openfam.v1.Reply
+	1,  // 74: openfam.v1.Fam.Backup:output_type -> openfam.v1.Reply
+	1,  // 75: openfam.v1.Fam.Restore:output_type -> openfam.v1.Reply
+	19, // 76: openfam.v1.Fam.RestoreNew:output_type -> openfam.v1.ItemReply
+	1,  // 77: openfam.v1.Fam.DeleteBackup:output_type -> openfam.v1.Reply
+	28, // 78: openfam.v1.Fam.ListBackups:output_type -> openfam.v1.ListBackupsReply
+	1,  // 79: openfam.v1.Fam.Barrier:output_type -> openfam.v1.Reply
+	31, // 80: openfam.v1.Fam.Join:output_type -> openfam.v1.JoinReply
+	34, // 81: openfam.v1.Fam.Servers:output_type -> openfam.v1.ServersReply
+	46, // 82: openfam.v1.Fam.Session:output_type -> openfam.v1.SessionEvent
+	6,  // 83: openfam.v1.Memory.Info:output_type -> openfam.v1.InfoReply
+	1,  // 84: openfam.v1.Memory.Ensure:output_type -> openfam.v1.Reply
+	1,  // 85: openfam.v1.Memory.Drop:output_type -> openfam.v1.Reply
+	1,  // 86: openfam.v1.Memory.Zero:output_type -> openfam.v1.Reply
+	1,  // 87: openfam.v1.Memory.Grant:output_type -> openfam.v1.Reply
+	1,  // 88: openfam.v1.Memory.Revoke:output_type -> openfam.v1.Reply
+	1,  // 89: openfam.v1.Memory.Rebuild:output_type -> openfam.v1.Reply
+	40, // 90: openfam.v1.Memory.RebuildStatus:output_type -> openfam.v1.RebuildStatusReply
+	57, // [57:91] is the sub-list for method output_type
+	23, // [23:57] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_openfam_v1_fam_proto_init() }
@@ -2993,7 +3479,7 @@ func file_openfam_v1_fam_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_openfam_v1_fam_proto_rawDesc), len(file_openfam_v1_fam_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

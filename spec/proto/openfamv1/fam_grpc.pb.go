@@ -1119,12 +1119,14 @@ var Fam_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Memory_Info_FullMethodName   = "/openfam.v1.Memory/Info"
-	Memory_Ensure_FullMethodName = "/openfam.v1.Memory/Ensure"
-	Memory_Drop_FullMethodName   = "/openfam.v1.Memory/Drop"
-	Memory_Zero_FullMethodName   = "/openfam.v1.Memory/Zero"
-	Memory_Grant_FullMethodName  = "/openfam.v1.Memory/Grant"
-	Memory_Revoke_FullMethodName = "/openfam.v1.Memory/Revoke"
+	Memory_Info_FullMethodName          = "/openfam.v1.Memory/Info"
+	Memory_Ensure_FullMethodName        = "/openfam.v1.Memory/Ensure"
+	Memory_Drop_FullMethodName          = "/openfam.v1.Memory/Drop"
+	Memory_Zero_FullMethodName          = "/openfam.v1.Memory/Zero"
+	Memory_Grant_FullMethodName         = "/openfam.v1.Memory/Grant"
+	Memory_Revoke_FullMethodName        = "/openfam.v1.Memory/Revoke"
+	Memory_Rebuild_FullMethodName       = "/openfam.v1.Memory/Rebuild"
+	Memory_RebuildStatus_FullMethodName = "/openfam.v1.Memory/RebuildStatus"
 )
 
 // MemoryClient is the client API for Memory service.
@@ -1148,6 +1150,13 @@ type MemoryClient interface {
 	Grant(ctx context.Context, in *GrantRequest, opts ...grpc.CallOption) (*Reply, error)
 	// Forgets keys.
 	Revoke(ctx context.Context, in *RevokeRequest, opts ...grpc.CallOption) (*Reply, error)
+	// Redundant regions (issue 16, spec/cluster.md "Redundancy"): starts
+	// rebuilding this server's segment(s) of a RAID1/RAID5 region from the
+	// surviving servers, in the background; answers at once. A rebuild
+	// already running for the segment is left running (idempotent).
+	Rebuild(ctx context.Context, in *RebuildRequest, opts ...grpc.CallOption) (*Reply, error)
+	// Progress of the rebuilds of this server's segments.
+	RebuildStatus(ctx context.Context, in *RebuildStatusRequest, opts ...grpc.CallOption) (*RebuildStatusReply, error)
 }
 
 type memoryClient struct {
@@ -1218,6 +1227,26 @@ func (c *memoryClient) Revoke(ctx context.Context, in *RevokeRequest, opts ...gr
 	return out, nil
 }
 
+func (c *memoryClient) Rebuild(ctx context.Context, in *RebuildRequest, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Memory_Rebuild_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryClient) RebuildStatus(ctx context.Context, in *RebuildStatusRequest, opts ...grpc.CallOption) (*RebuildStatusReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RebuildStatusReply)
+	err := c.cc.Invoke(ctx, Memory_RebuildStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServer is the server API for Memory service.
 // All implementations must embed UnimplementedMemoryServer
 // for forward compatibility.
@@ -1239,6 +1268,13 @@ type MemoryServer interface {
 	Grant(context.Context, *GrantRequest) (*Reply, error)
 	// Forgets keys.
 	Revoke(context.Context, *RevokeRequest) (*Reply, error)
+	// Redundant regions (issue 16, spec/cluster.md "Redundancy"): starts
+	// rebuilding this server's segment(s) of a RAID1/RAID5 region from the
+	// surviving servers, in the background; answers at once. A rebuild
+	// already running for the segment is left running (idempotent).
+	Rebuild(context.Context, *RebuildRequest) (*Reply, error)
+	// Progress of the rebuilds of this server's segments.
+	RebuildStatus(context.Context, *RebuildStatusRequest) (*RebuildStatusReply, error)
 	mustEmbedUnimplementedMemoryServer()
 }
 
@@ -1266,6 +1302,12 @@ func (UnimplementedMemoryServer) Grant(context.Context, *GrantRequest) (*Reply, 
 }
 func (UnimplementedMemoryServer) Revoke(context.Context, *RevokeRequest) (*Reply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Revoke not implemented")
+}
+func (UnimplementedMemoryServer) Rebuild(context.Context, *RebuildRequest) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Rebuild not implemented")
+}
+func (UnimplementedMemoryServer) RebuildStatus(context.Context, *RebuildStatusRequest) (*RebuildStatusReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method RebuildStatus not implemented")
 }
 func (UnimplementedMemoryServer) mustEmbedUnimplementedMemoryServer() {}
 func (UnimplementedMemoryServer) testEmbeddedByValue()                {}
@@ -1396,6 +1438,42 @@ func _Memory_Revoke_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Memory_Rebuild_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RebuildRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServer).Rebuild(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memory_Rebuild_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServer).Rebuild(ctx, req.(*RebuildRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Memory_RebuildStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RebuildStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServer).RebuildStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memory_RebuildStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServer).RebuildStatus(ctx, req.(*RebuildStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Memory_ServiceDesc is the grpc.ServiceDesc for Memory service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1426,6 +1504,14 @@ var Memory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Revoke",
 			Handler:    _Memory_Revoke_Handler,
+		},
+		{
+			MethodName: "Rebuild",
+			Handler:    _Memory_Rebuild_Handler,
+		},
+		{
+			MethodName: "RebuildStatus",
+			Handler:    _Memory_RebuildStatus_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,58 @@
+package embed
+
+import (
+	"fmt"
+	"slices"
+
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
+
+// RebuildServer asks memory server id to rebuild its segments of every
+// redundant region it holds a share of, from the regions' other servers,
+// in the background (issue 16). It returns how many regions it asked
+// about; the first failure stops it. Progress: RebuildStatus.
+func (d *Famd) RebuildServer(id uint64) (int, error) {
+	if d.cluster == nil {
+		return 0, fmt.Errorf("this famd has no memory servers")
+	}
+	recs, err := d.fam.RedundantRegions()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, rec := range recs {
+		if !slices.Contains(rec.Servers, id) {
+			continue
+		}
+		if err := d.cluster.Rebuild(rec, id); err != nil {
+			return n, fmt.Errorf("region %d: %w", rec.ID, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// RebuildStatus reports memory server id's rebuilds (see RebuildServer).
+func (d *Famd) RebuildStatus(id uint64) ([]*pb.RebuildProgress, error) {
+	if d.cluster == nil {
+		return nil, fmt.Errorf("this famd has no memory servers")
+	}
+	return d.cluster.RebuildStatus(id)
+}
+
+// rebuildOnRejoin has the metadata service rebuild a memory server's
+// shares of redundant regions whenever it rejoins (it restarted: what it
+// holds is not current). The membership side (issue 16) may take this
+// over with its own policy; a second Rebuild of a server already
+// rebuilding is ignored by the server.
+func (d *Famd) rebuildOnRejoin() {
+	d.cluster.SetRejoined(func(id uint64) {
+		n, err := d.RebuildServer(id)
+		switch {
+		case err != nil:
+			d.cluster.Logf("famd: rebuilding memory server %d's redundant regions: %v", id, err)
+		case n > 0:
+			d.cluster.Logf("famd: memory server %d rejoined: rebuilding its share of %d redundant regions", id, n)
+		}
+	})
+}

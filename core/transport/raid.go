@@ -1,0 +1,178 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gofam/openfam/core/wire"
+)
+
+// Redundant regions (issue 16): the data plane's side of RAID1 and RAID5.
+// Plain gets and puts reach a copy as on any item; what needs a memory
+// server to act on its peers (an atomic forwarded to the mirror, a RAID5
+// write with its parity delta, a reconstruction) is one OpRaid request,
+// whose sub-operation is in Arg[0] (see spec/wire.md "Raid" and package
+// memserver).
+
+// Raid sub-operations (Arg[0] of an OpRaid request). Those below 16 come
+// from clients with an item key; the others from memory servers with
+// their region's peer key.
+const (
+	RaidAtomic         uint64 = 1  // atomic at the primary copy, forwarded to the other copy (RAID1) or as a parity delta (RAID5)
+	RaidPut5           uint64 = 2  // RAID5 write at the data server, parity delta forwarded
+	RaidOrderedPut     uint64 = 3  // write to a copy that is not current yet, ordered with its rebuild
+	RaidDegradedGet    uint64 = 4  // RAID5 read of a dead server's bytes, reconstructed by the row's parity server
+	RaidDegradedPut    uint64 = 5  // RAID5 write of a dead server's bytes, at the row's parity server
+	RaidDegradedAtomic uint64 = 6  // RAID5 atomic on a dead server's word, at the row's parity server
+	RaidPeerRead       uint64 = 16 // server to server: read a segment range
+	RaidPeerWrite      uint64 = 17 // server to server: write a segment range
+	RaidPeerXor        uint64 = 18 // server to server: XOR a delta into a parity range
+	RaidPeerRebuild    uint64 = 19 // server to server: reconstruct a data range (parity server)
+	RaidPeerCurrent    uint64 = 20 // server to server: the sender is current again (rebuilt)
+)
+
+// MirrorKey is the key that reaches an item's share in a RAID1 mirror
+// segment: the item's key with the top bit of its last byte flipped.
+// Holding the item key is holding both; the metadata service grants and
+// revokes them together.
+func MirrorKey(k Key) Key {
+	k[15] ^= 0x80
+	return k
+}
+
+// RaidHandler is implemented by a Memory that serves redundant regions:
+// it executes one OpRaid request (header and whole payload) and returns
+// the reply's payload. Errors: *Error, ErrStaleKey, ErrNotCurrent,
+// *PeerDownError.
+type RaidHandler interface {
+	Raid(h wire.Header, payload []byte) ([]byte, error)
+}
+
+// Refuser is implemented by a Memory that may refuse a key for a reason
+// other than not knowing it: asked after Resolve said no, so it costs
+// nothing on the served path.
+type Refuser interface {
+	Refusal(key Key) (status uint32, msg string, refused bool)
+}
+
+// ErrNotCurrent means the copy addressed is not current on that server
+// (it restarted and is not rebuilt yet): read another copy, or
+// reconstruct; write in order (RaidOrderedPut) or through the parity
+// server.
+var ErrNotCurrent = errors.New("transport: the copy on this memory server is not current (rebuilding)")
+
+// PeerDownError means a memory server could not reach the peer (its index
+// in the region) that a request needed; nothing was applied.
+type PeerDownError struct {
+	Peer int
+	Msg  string
+}
+
+func (e *PeerDownError) Error() string { return fmt.Sprintf("peer %d: %s", e.Peer, e.Msg) }
+
+// statusError is the client's error for a failed reply's status and
+// message.
+func statusError(status uint32, msg string) error {
+	switch status {
+	case wire.StatusStaleKey:
+		return ErrStaleKey
+	case wire.StatusNotCurrent:
+		return ErrNotCurrent
+	case wire.StatusPeerDown:
+		rest, ok := strings.CutPrefix(msg, "peer ")
+		if ok {
+			if i := strings.IndexByte(rest, ':'); i > 0 {
+				if n, err := strconv.Atoi(rest[:i]); err == nil {
+					return &PeerDownError{Peer: n, Msg: strings.TrimSpace(rest[i+1:])}
+				}
+			}
+		}
+		return &PeerDownError{Peer: -1, Msg: msg}
+	}
+	return &Error{Code: int32(status), Msg: msg}
+}
+
+// Raid makes one OpRaid request and returns its reply's payload (in dst
+// when it has the reply's length, else in a new buffer).
+func (c *Client) Raid(sub uint64, key Key, a1, a2, a3 uint64, payload, dst []byte) ([]byte, error) {
+	h := wire.Header{Op: wire.OpRaid, Key: key, Arg: [4]uint64{sub, a1, a2, a3}}
+	r := &req{op: wire.OpRaid, dst: dst}
+	var err error
+	if len(payload) > 0 {
+		err = c.one(h, r, payload)
+	} else {
+		err = c.one(h, r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.dst, nil
+}
+
+// completeRaid reads an OpRaid reply's payload.
+func (cc *cconn) completeRaid(h wire.Header, r *req) error {
+	if int(h.PayloadLen) != len(r.dst) {
+		r.dst = make([]byte, h.PayloadLen)
+	}
+	_, err := io.ReadFull(cc.br, r.dst)
+	return err
+}
+
+// GoCall runs fn in a goroutine and returns the Call that reports its
+// result: for data planes whose operations need more than one round trip
+// (redundant regions), behind the same asynchronous surface.
+func GoCall(fn func() error) *Call {
+	cl := &Call{}
+	r := &cl.one
+	cl.onep[0] = r
+	cl.reqs = cl.onep[:]
+	cl.sending.Add(1)
+	go func() {
+		defer cl.sending.Done()
+		r.finish(fn())
+	}()
+	return cl
+}
+
+// raid serves an OpRaid request with the Memory's RaidHandler.
+func (sc *sconn) raid(h wire.Header) (*replyError, error) {
+	payload, err := sc.payload(h.PayloadLen)
+	if err != nil {
+		return nil, err
+	}
+	rh, ok := sc.s.mem.(RaidHandler)
+	if !ok {
+		return fail(codeUnimpl, "this memory server serves no redundant regions"), nil
+	}
+	rep, herr := rh.Raid(h, payload)
+	if herr != nil {
+		var e *Error
+		var pd *PeerDownError
+		switch {
+		case errors.Is(herr, ErrStaleKey):
+			return &replyError{status: wire.StatusStaleKey, msg: "unknown or revoked item key"}, nil
+		case errors.Is(herr, ErrNotCurrent):
+			return &replyError{status: wire.StatusNotCurrent, msg: herr.Error()}, nil
+		case errors.As(herr, &pd):
+			return &replyError{status: wire.StatusPeerDown, msg: pd.Error()}, nil
+		case errors.As(herr, &e):
+			return fail(uint32(e.Code), "%s", e.Msg), nil
+		}
+		return fail(codeResource, "%v", herr), nil
+	}
+	return nil, sc.replyOK(h, rep)
+}
+
+// refusal is the reply to a key Resolve did not give: the Memory's own
+// reason when it has one (a copy being rebuilt), else a stale key.
+func (sc *sconn) refusal(key Key) *replyError {
+	if rf, ok := sc.s.mem.(Refuser); ok {
+		if st, msg, yes := rf.Refusal(key); yes {
+			return &replyError{status: st, msg: msg}
+		}
+	}
+	return &replyError{status: wire.StatusStaleKey, msg: "unknown or revoked item key"}
+}
