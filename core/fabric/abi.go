@@ -62,6 +62,7 @@ const (
 	progressAuto    = 1 // FI_PROGRESS_AUTO
 	avTable         = 2 // FI_AV_TABLE
 	cqFormatContext = 1 // FI_CQ_FORMAT_CONTEXT
+	waitNone        = 0 // FI_WAIT_NONE
 	waitUnspec      = 1 // FI_WAIT_UNSPEC
 	waitFD          = 3 // FI_WAIT_FD
 	ctlEnable       = 6 // FI_ENABLE

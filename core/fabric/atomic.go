@@ -129,7 +129,7 @@ func (p *Plane) Atomic(key transport.Key, off uint64, kind amo.Kind, op amo.Op, 
 		return p.ctl.Atomic(key, off, kind, op, v, cmp, fetch)
 	}
 	res, err := p.nativeAtomic(rk, off, kind, op, v, cmp, fetch)
-	return res, p.settle(key, err)
+	return res, p.settle(key, rk, err)
 }
 
 // nativeAtomic posts fi_atomic, fi_fetch_atomic or fi_compare_atomic.
@@ -146,23 +146,26 @@ func (p *Plane) nativeAtomic(rk remoteKey, off uint64, kind amo.Kind, op amo.Op,
 	o.hold(raw)
 	d, err := e.desc(o, raw)
 	if err != nil {
+		o.fail(err)
 		o.release()
+		o.notify()
 		return amo.Value{}, err
 	}
 	at := e.ep.atomic
 	dt, fop := uintptr(datatype(kind)), uintptr(fiOp(op))
 	addr := rk.base + off
+	peer := p.peer.Load()
 	err = e.post(o, 0, func(c uintptr) int {
 		switch {
 		case op == amo.CompareSwap:
 			return callSsize(at.compwrite, uintptr(up(e.ep)), uintptr(up(&words[0])), 1, d, uintptr(up(&words[2])), d,
-				uintptr(up(&words[4])), d, uintptr(p.peer), uintptr(addr), uintptr(rk.rkey), dt, fop, c)
+				uintptr(up(&words[4])), d, uintptr(peer), uintptr(addr), uintptr(rk.rkey), dt, fop, c)
 		case fetch || op == amo.Fetch || op == amo.Swap:
 			return callSsize(at.readwrite, uintptr(up(e.ep)), uintptr(up(&words[0])), 1, d,
-				uintptr(up(&words[4])), d, uintptr(p.peer), uintptr(addr), uintptr(rk.rkey), dt, fop, c)
+				uintptr(up(&words[4])), d, uintptr(peer), uintptr(addr), uintptr(rk.rkey), dt, fop, c)
 		default:
 			return callSsize(at.write, uintptr(up(e.ep)), uintptr(up(&words[0])), 1, d,
-				uintptr(p.peer), uintptr(addr), uintptr(rk.rkey), dt, fop, c)
+				uintptr(peer), uintptr(addr), uintptr(rk.rkey), dt, fop, c)
 		}
 	})
 	if err != nil {

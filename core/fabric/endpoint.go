@@ -15,7 +15,7 @@ import (
 )
 
 // sweepMillis bounds each blocking CQ read of the progress goroutine, so
-// that it notices Close and operations past their deadline; an idle
+// that it notices Close where the provider cannot be signalled; an idle
 // endpoint wakes this often and does nothing else.
 const sweepMillis = 100
 
@@ -49,6 +49,7 @@ type op struct {
 	mrs      []*fidMR // local registrations (FI_MR_LOCAL), closed at release
 	keep     []any    // Go memory the provider reads or writes (kept alive)
 	onDone   func(error)
+	timer    atomic.Pointer[time.Timer] // fails the op at its deadline
 }
 
 // fail records err as the op's error unless one is recorded.
@@ -71,6 +72,9 @@ func (o *op) result() error {
 func (o *op) notify() {
 	if o.notified.Swap(true) {
 		return
+	}
+	if t := o.timer.Load(); t != nil {
+		t.Stop()
 	}
 	o.fin.Store(true)
 	close(o.done)
@@ -99,6 +103,7 @@ type endpointState struct {
 	chunk         uint64
 	caps          uint64
 	auto          bool   // FI_PROGRESS_AUTO data progress
+	pollOnly      bool   // the CQ has no wait object: progress polls
 	native        bool   // atomics go through fi_atomic
 	hasAtomic     bool   // the provider offers FI_ATOMIC
 	missingAtomic string // the first atomic op the provider lacks
@@ -124,6 +129,22 @@ type exposure struct {
 	mem    []byte
 	pin    runtime.Pinner
 }
+
+// errCQ marks failures the completion queue reported (rather than a
+// timeout or a closed endpoint): some providers answer a withdrawn key by
+// dropping the connection (tcp;ofi_rxm: FI_ECANCELED), so the Plane asks
+// the server whether the registration still stands (see Plane.settle).
+var errCQ = &marker{"completion error"}
+
+// errTimeout marks operations that had no completion in time: a provider
+// may also stay silent on a withdrawn key (shm), so the Plane asks the
+// server too.
+var errTimeout = &marker{"timeout"}
+
+// marker is an error that adds nothing to a message it is wrapped in.
+type marker struct{ name string }
+
+func (*marker) Error() string { return "" }
 
 var errClosed = fmt.Errorf("%w: fabric endpoint is closed", transport.ErrUnavailable)
 
@@ -267,11 +288,14 @@ func (e *Endpoint) setup() error {
 	}
 	cqa := fiCQAttr{format: cqFormatContext, waitObj: waitFD}
 	if rc := callInt(e.dom.ops.cqOpen, uintptr(up(e.dom)), uintptr(up(&cqa)), uintptr(up(&e.cq)), 0); rc != 0 {
-		// Providers without an fd to wait on choose their own object.
-		cqa.waitObj = waitUnspec
+		// No fd to wait on (shm): the provider's other wait objects
+		// either spin or ignore fi_cq_sread's timeout (shm 1.17 never
+		// returns), so the progress goroutine polls with a backoff.
+		cqa.waitObj = waitNone
 		if rc := callInt(e.dom.ops.cqOpen, uintptr(up(e.dom)), uintptr(up(&cqa)), uintptr(up(&e.cq)), 0); rc != 0 {
 			return e.errorf("fi_cq_open", rc)
 		}
+		e.pollOnly = true
 	}
 	ava := fiAVAttr{typ: avTable}
 	if rc := callInt(e.dom.ops.avOpen, uintptr(up(e.dom)), uintptr(up(&ava)), uintptr(up(&e.av)), 0); rc != 0 {
@@ -355,7 +379,7 @@ func (e *Endpoint) close() error {
 		return nil
 	}
 	close(e.stop)
-	if e.cq.ops.signal != 0 {
+	if !e.pollOnly && e.cq.ops.signal != 0 {
 		callInt(e.cq.ops.signal, uintptr(up(e.cq)))
 	}
 	<-e.gone
@@ -380,12 +404,34 @@ func (e *Endpoint) close() error {
 }
 
 // progress reads the completion queue until Close, blocking in
-// fi_cq_sread (which also drives manual progress, the target side of
-// RMA included) and failing operations past their deadline.
+// fi_cq_sread on the CQ's wait fd (which also drives manual progress, the
+// target side of RMA included). Where the CQ has no wait object it polls:
+// continuously for pollBusy after the last completion, then with sleeps
+// doubling up to pollIdleMax, so an idle endpoint costs a few hundred
+// cheap wake-ups a second.
 func (e *Endpoint) progress() {
 	defer close(e.gone)
 	var buf [16]uintptr
-	last := time.Now()
+	if e.pollOnly {
+		last := time.Now()
+		nap := pollNapMin
+		for !e.closed.Load() {
+			if e.poll() {
+				last, nap = time.Now(), pollNapMin
+				continue
+			}
+			if time.Since(last) < pollBusy {
+				runtime.Gosched()
+				continue
+			}
+			select {
+			case <-e.stop:
+			case <-time.After(nap):
+			}
+			nap = min(2*nap, pollIdleMax)
+		}
+		return
+	}
 	for !e.closed.Load() {
 		e.life.RLock()
 		if e.closed.Load() {
@@ -395,12 +441,15 @@ func (e *Endpoint) progress() {
 		n := callSsize(e.cq.ops.sread, uintptr(up(e.cq)), uintptr(up(&buf[0])), uintptr(len(buf)), 0, sweepMillis)
 		e.life.RUnlock()
 		e.reap(n, buf[:])
-		if now := time.Now(); now.Sub(last) >= sweepMillis*time.Millisecond {
-			last = now
-			e.sweep(now)
-		}
 	}
 }
+
+// Polling progress (CQs without a wait object): see progress.
+const (
+	pollBusy    = 2 * time.Millisecond
+	pollNapMin  = 20 * time.Microsecond
+	pollIdleMax = 5 * time.Millisecond
+)
 
 // poll reads what the completion queue holds now, without blocking, and
 // returns whether it found anything.
@@ -453,7 +502,7 @@ func (e *Endpoint) cqError(ee *fiCQErrEntry) error {
 	case fiEACCES, fiEINVAL, fiEKEYREJECTED, fiENOKEY, fiEPERM, fiEREMOTEIO, fiEOPNOTSUPP:
 		return fmt.Errorf("%w: fabric %s refused the key: %s (provider error %d)", transport.ErrStaleKey, e.prov, msg, ee.provErrno)
 	}
-	return fmt.Errorf("%w: fabric %s: %s (provider error %d)", transport.ErrUnavailable, e.prov, msg, ee.provErrno)
+	return fmt.Errorf("%w: fabric %s: %s (provider error %d)%w", transport.ErrUnavailable, e.prov, msg, ee.provErrno, errCQ)
 }
 
 // complete ends the piece whose context is at c.
@@ -474,24 +523,6 @@ func (e *Endpoint) complete(c uintptr, err error) {
 	}
 }
 
-// sweep fails the operations past their deadline. Their pieces stay
-// registered (and their memory pinned) until the provider completes them
-// or the endpoint closes, since the provider may still touch it.
-func (e *Endpoint) sweep(now time.Time) {
-	var late []*op
-	e.mu.Lock()
-	for _, o := range e.ops {
-		if !o.notified.Load() && now.After(o.deadline) {
-			late = append(late, o)
-		}
-	}
-	e.mu.Unlock()
-	for _, o := range late {
-		o.fail(fmt.Errorf("%w: fabric %s: no completion within %v", transport.ErrUnavailable, e.prov, e.opts.Timeout))
-		o.notify()
-	}
-}
-
 // release lets go of the op's memory once the provider has.
 func (o *op) release() {
 	for _, mr := range o.mrs {
@@ -507,6 +538,13 @@ func (e *Endpoint) newOp(n int) *op {
 	o := &op{ctx: make([]fiCtx, n), done: make(chan struct{}), deadline: time.Now().Add(e.opts.Timeout)}
 	o.left.Store(int32(n))
 	o.pin.Pin(&o.ctx[0])
+	// At the deadline the waiter gets an error; the pieces stay
+	// registered (and their memory pinned) until the provider completes
+	// them or the endpoint closes, since the provider may still touch it.
+	o.timer.Store(time.AfterFunc(e.opts.Timeout, func() {
+		o.fail(fmt.Errorf("%w: fabric %s: no completion within %v%w", transport.ErrUnavailable, e.prov, e.opts.Timeout, errTimeout))
+		o.notify()
+	}))
 	return o
 }
 

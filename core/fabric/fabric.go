@@ -119,7 +119,8 @@ type Control interface {
 type Plane struct {
 	e      *Endpoint
 	ctl    Control
-	peer   uint64 // the server's fi_addr_t in e's AV
+	addr   []byte        // the server's fabric address
+	peer   atomic.Uint64 // its fi_addr_t in e's AV (replaced by reconnect)
 	mu     sync.Mutex
 	keys   map[transport.Key]remoteKey
 	closed atomic.Bool

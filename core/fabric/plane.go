@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -45,12 +46,15 @@ func (e *Endpoint) plane(addr []byte, ctl Control) (*Plane, error) {
 	}
 	p := &Plane{e: e, ctl: ctl, keys: map[transport.Key]remoteKey{}}
 	a := append([]byte(nil), addr...)
+	p.addr = a
 	e.life.RLock()
 	defer e.life.RUnlock()
 	if e.closed.Load() {
 		return nil, errClosed
 	}
-	n := callInt(e.av.ops.insert, uintptr(up(e.av)), uintptr(up(&a[0])), 1, uintptr(up(&p.peer)), 0, 0)
+	var peer uint64
+	n := callInt(e.av.ops.insert, uintptr(up(e.av)), uintptr(up(&a[0])), 1, uintptr(up(&peer)), 0, 0)
+	p.peer.Store(peer)
 	if n != 1 {
 		return nil, fmt.Errorf("fabric: %s: fi_av_insert of server address %x failed (%d)", e.prov, addr, n)
 	}
@@ -103,12 +107,51 @@ func (p *Plane) forget(k transport.Key) {
 	p.mu.Unlock()
 }
 
-// settle forgets k when err says the fabric refused it, and returns err.
-func (p *Plane) settle(k transport.Key, err error) error {
-	if err != nil && errIsStale(err) {
+// settle forgets k when err says the fabric refused rk, and returns err.
+// A failure the completion queue reported without naming the key (some
+// providers drop the connection on a bad key) is checked with the
+// server: when it no longer knows the key, or registered it anew, the
+// error becomes one wrapping transport.ErrStaleKey, so that the caller
+// resolves the item again rather than taking the server for dead.
+func (p *Plane) settle(k transport.Key, rk remoteKey, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errIsStale(err):
 		p.forget(k)
+	case errors.Is(err, errCQ) || errors.Is(err, errTimeout):
+		if errors.Is(err, errCQ) {
+			p.reconnect()
+		}
+		rkey, base, _, _, cerr := p.ctl.FabricKey(k)
+		if errors.Is(cerr, transport.ErrStaleKey) || cerr == nil && (rkey != rk.rkey || base != rk.base) {
+			p.forget(k)
+			return fmt.Errorf("%w: fabric %s: the server withdrew the registration (%v)", transport.ErrStaleKey, p.e.prov, err)
+		}
 	}
 	return err
+}
+
+// reconnect replaces the server's AV entry after the completion queue
+// reported a failure: connection-based providers (tcp;ofi_rxm) leave a
+// connection they dropped unusable under the old address, and the next
+// operation on a new entry connects afresh.
+func (p *Plane) reconnect() {
+	e := p.e
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e.life.RLock()
+	defer e.life.RUnlock()
+	if e.closed.Load() || p.closed.Load() {
+		return
+	}
+	old := p.peer.Load()
+	var peer uint64
+	if n := callInt(e.av.ops.insert, uintptr(up(e.av)), uintptr(up(&p.addr[0])), 1, uintptr(up(&peer)), 0, 0); n != 1 {
+		return
+	}
+	p.peer.Store(peer)
+	callInt(e.av.ops.remove, uintptr(up(e.av)), uintptr(up(&old)), 1, 0)
 }
 
 // check validates n bytes at off against rk with the server's codes.
@@ -133,9 +176,9 @@ func check(rk remoteKey, off, n uint64, need uint8) error {
 // bytes at off, cut into pieces of at most the endpoint's chunk size, all
 // in flight at once. An error before anything was posted is returned;
 // later ones come through the op (and onDone, when set).
-func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, onDone func(error)) (*op, error) {
+func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, onDone func(remoteKey, error)) (*op, remoteKey, error) {
 	if p.closed.Load() {
-		return nil, errClosed
+		return nil, remoteKey{}, errClosed
 	}
 	need := transport.RightRead
 	if write {
@@ -143,23 +186,28 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, on
 	}
 	rk, err := p.key(k)
 	if err != nil {
-		return nil, err
+		return nil, rk, err
 	}
 	n := uint64(len(buf))
 	if err := check(rk, off, n, need); err != nil {
-		return nil, err
+		return nil, rk, err
 	}
 	e := p.e
 	chunk := e.chunk
 	pieces := int((n + chunk - 1) / chunk)
 	o := e.newOp(pieces)
-	o.onDone = onDone
+	if onDone != nil {
+		o.onDone = func(err error) { onDone(rk, err) }
+	}
 	o.hold(buf)
 	d, err := e.desc(o, buf)
 	if err != nil {
+		o.fail(err)
 		o.release()
-		return nil, err
+		o.notify()
+		return nil, rk, err
 	}
+	peer := p.peer.Load()
 	fn := e.ep.rma.read
 	if write {
 		fn = e.ep.rma.write
@@ -169,14 +217,14 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, on
 		b := buf[lo:min(lo+chunk, n)]
 		addr := rk.base + off + lo
 		err := e.post(o, i, func(c uintptr) int {
-			return callSsize(fn, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(p.peer), uintptr(addr), uintptr(rk.rkey), c)
+			return callSsize(fn, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(rk.rkey), c)
 		})
 		if err != nil {
 			e.abandon(o, i, err)
 			break
 		}
 	}
-	return o, nil
+	return o, rk, nil
 }
 
 // Get reads len(dst) bytes at off in the item into dst with fi_read.
@@ -186,21 +234,34 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, on
 // wrapping transport.ErrUnavailable when the server does not answer
 // within the timeout or the endpoint is closed.
 func (p *Plane) Get(key transport.Key, off uint64, dst []byte) error {
-	o, err := p.transfer(key, off, dst, false, nil)
-	if err != nil {
-		return err
+	return p.sync(key, off, dst, false)
+}
+
+// sync runs a transfer and waits for it. A failure the completion queue
+// reported while the server still stands by the key is tried once more:
+// a connection-based provider (tcp;ofi_rxm) drops the connection a bad
+// key arrived on, failing the other operations on it too, and connects
+// afresh on the next one. RMA reads and writes may be repeated.
+func (p *Plane) sync(key transport.Key, off uint64, buf []byte, write bool) error {
+	var err error
+	for try := 0; try < 2; try++ {
+		var o *op
+		var rk remoteKey
+		if o, rk, err = p.transfer(key, off, buf, write, nil); err != nil {
+			return err
+		}
+		err = p.settle(key, rk, p.e.wait(o))
+		if !errors.Is(err, errCQ) || errIsStale(err) {
+			return err
+		}
 	}
-	return p.settle(key, p.e.wait(o))
+	return err
 }
 
 // Put writes src at off in the item with fi_write; errors as Get (write
 // right needed).
 func (p *Plane) Put(key transport.Key, off uint64, src []byte) error {
-	o, err := p.transfer(key, off, src, true, nil)
-	if err != nil {
-		return err
-	}
-	return p.settle(key, p.e.wait(o))
+	return p.sync(key, off, src, true)
 }
 
 // GetAsync starts Get; the Call reports its outcome (the core waits for
@@ -217,7 +278,21 @@ func (p *Plane) PutAsync(key transport.Key, off uint64, src []byte) *transport.C
 
 func (p *Plane) async(key transport.Key, off uint64, buf []byte, write bool) *transport.Call {
 	call, done := transport.NewPending()
-	if _, err := p.transfer(key, off, buf, write, func(err error) { done(p.settle(key, err)) }); err != nil {
+	_, _, err := p.transfer(key, off, buf, write, func(rk remoteKey, err error) {
+		if errors.Is(err, errCQ) {
+			// Checking with the server takes a round trip: not on the
+			// goroutine that reads completions.
+			go func() {
+				if err = p.settle(key, rk, err); errors.Is(err, errCQ) && !errIsStale(err) {
+					err = p.sync(key, off, buf, write) // as sync does
+				}
+				done(err)
+			}()
+			return
+		}
+		done(p.settle(key, rk, err))
+	})
+	if err != nil {
 		return transport.DoneCall(err)
 	}
 	return call
@@ -286,9 +361,12 @@ func (p *Plane) indexed(k transport.Key, buf []byte, index []uint64, esize uint6
 	o.hold(buf)
 	d, err := e.desc(o, buf)
 	if err != nil {
+		o.fail(err)
 		o.release()
+		o.notify()
 		return err
 	}
+	peer := p.peer.Load()
 	fn := e.ep.rma.read
 	if write {
 		fn = e.ep.rma.write
@@ -297,14 +375,14 @@ func (p *Plane) indexed(k transport.Key, buf []byte, index []uint64, esize uint6
 		b := buf[uint64(i)*esize:][:esize]
 		addr := rk.base + x*esize
 		err := e.post(o, i, func(c uintptr) int {
-			return callSsize(fn, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(p.peer), uintptr(addr), uintptr(rk.rkey), c)
+			return callSsize(fn, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(rk.rkey), c)
 		})
 		if err != nil {
 			e.abandon(o, i, err)
 			break
 		}
 	}
-	return p.settle(k, e.wait(o))
+	return p.settle(k, rk, e.wait(o))
 }
 
 // OpenFD always fails (Code 16, as the TCP protocol answers a server off
