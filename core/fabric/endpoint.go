@@ -407,28 +407,37 @@ func (e *Endpoint) close() error {
 // fi_cq_sread on the CQ's wait fd (which also drives manual progress, the
 // target side of RMA included). Where the CQ has no wait object it polls:
 // continuously for pollBusy after the last completion, then with sleeps
-// doubling up to pollIdleMax, so an idle endpoint costs a few hundred
-// cheap wake-ups a second.
+// doubling up to pollNapMax, and pollIdleMax after a second of idleness,
+// so an idle endpoint costs 50 cheap wake-ups a second (and the first
+// operation after a long idle spell up to pollIdleMax of latency).
 func (e *Endpoint) progress() {
 	defer close(e.gone)
 	var buf [16]uintptr
 	if e.pollOnly {
 		last := time.Now()
 		nap := pollNapMin
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
 		for !e.closed.Load() {
 			if e.poll() {
 				last, nap = time.Now(), pollNapMin
 				continue
 			}
-			if time.Since(last) < pollBusy {
+			idle := time.Since(last)
+			if idle < pollBusy {
 				runtime.Gosched()
 				continue
 			}
+			timer.Reset(nap)
 			select {
 			case <-e.stop:
-			case <-time.After(nap):
+			case <-timer.C:
 			}
-			nap = min(2*nap, pollIdleMax)
+			limit := pollNapMax
+			if idle > time.Second {
+				limit = pollIdleMax
+			}
+			nap = min(2*nap, limit)
 		}
 		return
 	}
@@ -448,7 +457,8 @@ func (e *Endpoint) progress() {
 const (
 	pollBusy    = 2 * time.Millisecond
 	pollNapMin  = 20 * time.Microsecond
-	pollIdleMax = 5 * time.Millisecond
+	pollNapMax  = 2 * time.Millisecond  // in the first second of idleness
+	pollIdleMax = 20 * time.Millisecond // after it
 )
 
 // poll reads what the completion queue holds now, without blocking, and
