@@ -104,6 +104,7 @@ type endpointState struct {
 	caps          uint64
 	auto          bool   // FI_PROGRESS_AUTO data progress
 	pollOnly      bool   // the CQ has no wait object: progress polls
+	delivery      bool   // the provider offers FI_DELIVERY_COMPLETE
 	native        bool   // atomics go through fi_atomic
 	hasAtomic     bool   // the provider offers FI_ATOMIC
 	missingAtomic string // the first atomic op the provider lacks
@@ -268,6 +269,10 @@ func (e *Endpoint) query(caps uint64) (*fiInfo, error) {
 func (e *Endpoint) setup() error {
 	info := e.info
 	e.caps = info.caps
+	// Delivery completion is asked for per write (see rma): as the
+	// endpoint's default it would make every read wait for the target too.
+	e.delivery = info.txAttr.opFlags&fiDeliveryComp != 0
+	info.txAttr.opFlags &^= fiDeliveryComp
 	e.mrMode = info.domainAttr.mrMode
 	if e.mrMode&mrBasic != 0 {
 		e.mrMode |= mrVirtAddr | mrAllocd | mrProvKey

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"unsafe"
 
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/transport"
@@ -208,23 +210,48 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, on
 		return nil, rk, err
 	}
 	peer := p.peer.Load()
-	fn := e.ep.rma.read
-	if write {
-		fn = e.ep.rma.write
-	}
 	for i := 0; i < pieces; i++ {
 		lo := uint64(i) * chunk
-		b := buf[lo:min(lo+chunk, n)]
-		addr := rk.base + off + lo
-		err := e.post(o, i, func(c uintptr) int {
-			return callSsize(fn, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(rk.rkey), c)
-		})
-		if err != nil {
+		if err := e.rma(o, i, write, buf[lo:min(lo+chunk, n)], d, peer, rk.base+off+lo, rk.rkey); err != nil {
 			e.abandon(o, i, err)
 			break
 		}
 	}
 	return o, rk, nil
+}
+
+// rma posts piece i of o: a read into b or a write from it (desc d) of
+// the remote bytes at addr under key. Writes ask for delivery completion
+// (FI_DELIVERY_COMPLETE, with fi_writemsg) where the provider offers it,
+// so that a completed put is visible to every reader of the item, as
+// fam_quiet promises; reads need no more than their own completion.
+func (e *Endpoint) rma(o *op, i int, write bool, b []byte, d uintptr, peer, addr, key uint64) error {
+	switch {
+	case !write:
+		return e.post(o, i, func(c uintptr) int {
+			return callSsize(e.ep.rma.read, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(key), c)
+		})
+	case !e.delivery:
+		return e.post(o, i, func(c uintptr) int {
+			return callSsize(e.ep.rma.write, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(key), c)
+		})
+	}
+	return e.post(o, i, func(c uintptr) int {
+		// The provider reads msg and its arrays during the call only.
+		iov := iovec{base: uintptr(unsafe.Pointer(&b[0])), len: uintptr(len(b))}
+		riov := fiRMAIov{addr: addr, len: uintptr(len(b)), key: key}
+		desc := d
+		msg := fiMsgRMA{msgIov: uintptr(unsafe.Pointer(&iov)), iovCount: 1, addr: peer,
+			rmaIov: uintptr(unsafe.Pointer(&riov)), rmaIovCount: 1, context: c}
+		if d != 0 {
+			msg.desc = uintptr(unsafe.Pointer(&desc))
+		}
+		rc := callSsize(e.ep.rma.writemsg, uintptr(up(e.ep)), uintptr(up(&msg)), fiDeliveryComp|fiCompletion)
+		runtime.KeepAlive(&iov)
+		runtime.KeepAlive(&riov)
+		runtime.KeepAlive(&desc)
+		return rc
+	})
 }
 
 // Get reads len(dst) bytes at off in the item into dst with fi_read.
@@ -367,17 +394,8 @@ func (p *Plane) indexed(k transport.Key, buf []byte, index []uint64, esize uint6
 		return err
 	}
 	peer := p.peer.Load()
-	fn := e.ep.rma.read
-	if write {
-		fn = e.ep.rma.write
-	}
 	for i, x := range index {
-		b := buf[uint64(i)*esize:][:esize]
-		addr := rk.base + x*esize
-		err := e.post(o, i, func(c uintptr) int {
-			return callSsize(fn, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(rk.rkey), c)
-		})
-		if err != nil {
+		if err := e.rma(o, i, write, buf[uint64(i)*esize:][:esize], d, peer, rk.base+x*esize, rk.rkey); err != nil {
 			e.abandon(o, i, err)
 			break
 		}
