@@ -269,10 +269,13 @@ func (e *Endpoint) query(caps uint64) (*fiInfo, error) {
 func (e *Endpoint) setup() error {
 	info := e.info
 	e.caps = info.caps
-	// Delivery completion is asked for per write (see rma): as the
-	// endpoint's default it would make every read wait for the target too.
+	// Every operation completes on delivery (FI_DELIVERY_COMPLETE as the
+	// default op flag) where the provider offers it: a completed put is
+	// then visible to every reader, as fam_quiet promises, and a read is
+	// checked by the target (shm's same-host fast path, taken otherwise,
+	// reads the target's memory without checking the key, so a withdrawn
+	// registration would still be readable).
 	e.delivery = info.txAttr.opFlags&fiDeliveryComp != 0
-	info.txAttr.opFlags &^= fiDeliveryComp
 	e.mrMode = info.domainAttr.mrMode
 	if e.mrMode&mrBasic != 0 {
 		e.mrMode |= mrVirtAddr | mrAllocd | mrProvKey
@@ -614,8 +617,11 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 			return nil
 		}
 		if rc != -fiEAGAIN {
+			// The provider refuses to start it: the peer is gone or the
+			// endpoint broken (sockets answers a killed server's address
+			// with -FI_ENOENT).
 			e.unpost(c)
-			return e.errorf("posting an operation", rc)
+			return fmt.Errorf("%w: fabric %s: posting an operation: %s", transport.ErrUnavailable, e.prov, e.l.errstr(rc))
 		}
 		if !e.poll() {
 			if time.Now().After(o.deadline) {

@@ -4,8 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"unsafe"
+	"time"
 
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/transport"
@@ -221,36 +220,14 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, on
 }
 
 // rma posts piece i of o: a read into b or a write from it (desc d) of
-// the remote bytes at addr under key. Writes ask for delivery completion
-// (FI_DELIVERY_COMPLETE, with fi_writemsg) where the provider offers it,
-// so that a completed put is visible to every reader of the item, as
-// fam_quiet promises; reads need no more than their own completion.
+// the remote bytes at addr under key.
 func (e *Endpoint) rma(o *op, i int, write bool, b []byte, d uintptr, peer, addr, key uint64) error {
-	switch {
-	case !write:
-		return e.post(o, i, func(c uintptr) int {
-			return callSsize(e.ep.rma.read, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(key), c)
-		})
-	case !e.delivery:
-		return e.post(o, i, func(c uintptr) int {
-			return callSsize(e.ep.rma.write, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(key), c)
-		})
+	fn := e.ep.rma.read
+	if write {
+		fn = e.ep.rma.write
 	}
 	return e.post(o, i, func(c uintptr) int {
-		// The provider reads msg and its arrays during the call only.
-		iov := iovec{base: uintptr(unsafe.Pointer(&b[0])), len: uintptr(len(b))}
-		riov := fiRMAIov{addr: addr, len: uintptr(len(b)), key: key}
-		desc := d
-		msg := fiMsgRMA{msgIov: uintptr(unsafe.Pointer(&iov)), iovCount: 1, addr: peer,
-			rmaIov: uintptr(unsafe.Pointer(&riov)), rmaIovCount: 1, context: c}
-		if d != 0 {
-			msg.desc = uintptr(unsafe.Pointer(&desc))
-		}
-		rc := callSsize(e.ep.rma.writemsg, uintptr(up(e.ep)), uintptr(up(&msg)), fiDeliveryComp|fiCompletion)
-		runtime.KeepAlive(&iov)
-		runtime.KeepAlive(&riov)
-		runtime.KeepAlive(&desc)
-		return rc
+		return callSsize(fn, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(key), c)
 	})
 }
 
@@ -265,25 +242,32 @@ func (p *Plane) Get(key transport.Key, off uint64, dst []byte) error {
 }
 
 // sync runs a transfer and waits for it. A failure the completion queue
-// reported while the server still stands by the key is tried once more:
-// a connection-based provider (tcp;ofi_rxm) drops the connection a bad
-// key arrived on, failing the other operations on it too, and connects
-// afresh on the next one. RMA reads and writes may be repeated.
+// reported while the server still stands by the key is tried again, with
+// a backoff, a few times within the timeout: a connection-based provider
+// (tcp;ofi_rxm) drops the connection a bad key arrived on, failing the
+// other operations on it too, and connects afresh once the old one is
+// gone. RMA reads and writes may be repeated.
 func (p *Plane) sync(key transport.Key, off uint64, buf []byte, write bool) error {
-	var err error
-	for try := 0; try < 2; try++ {
-		var o *op
-		var rk remoteKey
-		if o, rk, err = p.transfer(key, off, buf, write, nil); err != nil {
+	start := time.Now()
+	for try := 0; ; try++ {
+		o, rk, err := p.transfer(key, off, buf, write, nil)
+		if err != nil {
 			return err
 		}
 		err = p.settle(key, rk, p.e.wait(o))
-		if !errors.Is(err, errCQ) || errIsStale(err) {
+		if !errors.Is(err, errCQ) || errIsStale(err) || try == retries {
 			return err
 		}
+		nap := min(time.Millisecond<<try, 200*time.Millisecond)
+		if time.Since(start)+nap > p.e.opts.Timeout {
+			return err
+		}
+		time.Sleep(nap)
 	}
-	return err
 }
+
+// retries bounds the repeats of a transfer after connection failures.
+const retries = 8
 
 // Put writes src at off in the item with fi_write; errors as Get (write
 // right needed).
