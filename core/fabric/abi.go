@@ -375,3 +375,22 @@ type fiMsgRMA struct {
 	context     uintptr
 	data        uint64
 }
+
+// fiCntrAttr mirrors struct fi_cntr_attr (rdma/fi_eq.h).
+type fiCntrAttr struct {
+	events  int32
+	waitObj int32
+	waitSet uintptr
+	flags   uint64
+}
+
+// fidCntr mirrors struct fid_cntr (rdma/fi_eq.h).
+type fidCntr struct {
+	fid fid
+	ops *fiOpsCntr
+}
+
+// fiOpsCntr mirrors struct fi_ops_cntr (rdma/fi_eq.h).
+type fiOpsCntr struct {
+	size, read, readerr, add, set, wait, adderr, seterr uintptr
+}

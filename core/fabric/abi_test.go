@@ -51,6 +51,9 @@ func layout() []field {
 		ee   fiCQErrEntry
 		riov fiRMAIov
 		msg  fiMsgRMA
+		cta  fiCntrAttr
+		ct   fidCntr
+		oct  fiOpsCntr
 	)
 	return []field{
 		{"struct fi_info", "sizeof", unsafe.Sizeof(info)},
@@ -94,6 +97,9 @@ func layout() []field {
 		{"struct fi_rma_iov", "key", unsafe.Offsetof(riov.key)}, {"struct fi_msg_rma", "context", unsafe.Offsetof(msg.context)},
 		{"struct fi_msg_rma", "sizeof", unsafe.Sizeof(msg)},
 		{"struct fi_context2", "sizeof", unsafe.Sizeof(fiCtx{})},
+		{"struct fi_cntr_attr", "wait_obj", unsafe.Offsetof(cta.waitObj)}, {"struct fi_cntr_attr", "flags", unsafe.Offsetof(cta.flags)},
+		{"struct fi_cntr_attr", "sizeof", unsafe.Sizeof(cta)},
+		{"struct fid_cntr", "ops", unsafe.Offsetof(ct.ops)}, {"struct fi_ops_cntr", "read", unsafe.Offsetof(oct.read)},
 	}
 }
 
@@ -106,7 +112,7 @@ var constants = []struct {
 	{"FI_REMOTE_READ", fiRemoteRead}, {"FI_REMOTE_WRITE", fiRemoteWrite}, {"FI_FENCE", fiFence},
 	{"FI_SEND", fiTransmit}, {"FI_RECV", fiRecv}, {"FI_FETCH_ATOMIC", fiFetchAtomic},
 	{"FI_COMPARE_ATOMIC", fiCompareAtomic}, {"FI_CONTEXT", fiContext}, {"FI_CONTEXT2", fiContext2},
-	{"FI_SOURCE", fiSource}, {"FI_DELIVERY_COMPLETE", fiDeliveryComp},
+	{"FI_SOURCE", fiSource}, {"FI_RMA_EVENT", fiRMAEvent}, {"FI_DELIVERY_COMPLETE", fiDeliveryComp},
 	{"FI_MR_LOCAL", mrLocal}, {"FI_MR_VIRT_ADDR", mrVirtAddr}, {"FI_MR_ALLOCATED", mrAllocd},
 	{"FI_MR_PROV_KEY", mrProvKey}, {"FI_MR_ENDPOINT", mrEndpoint}, {"FI_MR_BASIC", mrBasic},
 	{"FI_EP_RDM", epRDM}, {"FI_PROGRESS_AUTO", progressAuto}, {"FI_AV_TABLE", avTable},

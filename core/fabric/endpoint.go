@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ebitengine/purego"
 	"github.com/gofam/openfam/core/transport"
 )
 
@@ -102,12 +103,14 @@ type endpointState struct {
 	maxMsg        uint64
 	chunk         uint64
 	caps          uint64
-	auto          bool   // FI_PROGRESS_AUTO data progress
-	pollOnly      bool   // the CQ has no wait object: progress polls
-	delivery      bool   // the provider offers FI_DELIVERY_COMPLETE
-	native        bool   // atomics go through fi_atomic
-	hasAtomic     bool   // the provider offers FI_ATOMIC
-	missingAtomic string // the first atomic op the provider lacks
+	auto          bool     // FI_PROGRESS_AUTO data progress
+	pollOnly      bool     // the CQ has no wait object: progress polls
+	delivery      bool     // the provider offers FI_DELIVERY_COMPLETE
+	rmaEvent      bool     // FI_RMA_EVENT: remote operations can be counted
+	cntr          *fidCntr // counts remote reads and writes (polling progress only)
+	native        bool     // atomics go through fi_atomic
+	hasAtomic     bool     // the provider offers FI_ATOMIC
+	missingAtomic string   // the first atomic op the provider lacks
 
 	// life orders operations against Close: posting and polling hold it
 	// for reading, Close for writing.
@@ -205,7 +208,20 @@ func (e *Endpoint) getinfo() error {
 		callInt(e.l.freeinfo, uintptr(up(info)))
 		info = withAtomic
 		e.hasAtomic = true
+		base |= fiAtomic
 	}
+	if info.domainAttr.dataProgress != progressAuto && info.caps&fiRMAEvent == 0 {
+		// With manual progress a server's endpoint must be driven for the
+		// target side of RMA, which leaves nothing in its CQ; where the
+		// provider counts remote operations (FI_RMA_EVENT: shm, not
+		// tcp;ofi_rxm, which must not be asked for it), a counter tells a
+		// polling progress loop that it is serving and should keep at it.
+		if withEvents, qerr := e.query(base | fiRMAEvent); qerr == nil {
+			callInt(e.l.freeinfo, uintptr(up(info)))
+			info = withEvents
+		}
+	}
+	e.rmaEvent = info.caps&fiRMAEvent != 0
 	e.info = info
 	return nil
 }
@@ -318,6 +334,15 @@ func (e *Endpoint) setup() error {
 	if rc := callInt(e.ep.fid.ops.bind, uintptr(up(e.ep)), uintptr(up(e.cq)), fiTransmit|fiRecv); rc != 0 {
 		return e.errorf("fi_ep_bind (CQ)", rc)
 	}
+	if e.rmaEvent && e.pollOnly {
+		cta := fiCntrAttr{waitObj: waitNone}
+		if rc := callInt(e.dom.ops.cntrOpen, uintptr(up(e.dom)), uintptr(up(&cta)), uintptr(up(&e.cntr)), 0); rc != 0 {
+			return e.errorf("fi_cntr_open", rc)
+		}
+		if rc := callInt(e.ep.fid.ops.bind, uintptr(up(e.ep)), uintptr(up(e.cntr)), fiRemoteRead|fiRemoteWrite); rc != 0 {
+			return e.errorf("fi_ep_bind (remote counter)", rc)
+		}
+	}
 	if rc := callInt(e.ep.fid.ops.control, uintptr(up(e.ep)), ctlEnable, 0); rc != 0 {
 		return e.errorf("fi_enable", rc)
 	}
@@ -357,6 +382,10 @@ func (e *Endpoint) teardown() {
 	for _, x := range mrs {
 		closeFid(&x.mr.fid)
 		x.pin.Unpin()
+	}
+	if e.cntr != nil {
+		closeFid(&e.cntr.fid)
+		e.cntr = nil
 	}
 	if e.av != nil {
 		closeFid(&e.av.fid)
@@ -426,8 +455,9 @@ func (e *Endpoint) progress() {
 		nap := pollNapMin
 		timer := time.NewTimer(time.Hour)
 		defer timer.Stop()
+		var served uint64
 		for !e.closed.Load() {
-			if e.poll() {
+			if e.poll() || e.cntr != nil && e.remoteOps(&served) {
 				last, nap = time.Now(), pollNapMin
 				continue
 			}
@@ -468,6 +498,21 @@ const (
 	pollNapMax  = 2 * time.Millisecond  // in the first second of idleness
 	pollIdleMax = 20 * time.Millisecond // after it
 )
+
+// remoteOps reports whether the remote-operation counter moved since
+// *seen, and updates *seen.
+func (e *Endpoint) remoteOps(seen *uint64) bool {
+	e.life.RLock()
+	defer e.life.RUnlock()
+	if e.closed.Load() {
+		return false
+	}
+	r, _, _ := purego.SyscallN(e.cntr.ops.read, uintptr(up(e.cntr)))
+	n := uint64(r)
+	moved := n != *seen
+	*seen = n
+	return moved
+}
 
 // poll reads what the completion queue holds now, without blocking, and
 // returns whether it found anything.
