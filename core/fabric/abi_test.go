@@ -49,8 +49,6 @@ func layout() []field {
 		cq   fidCQ
 		ocq  fiOpsCQ
 		ee   fiCQErrEntry
-		riov fiRMAIov
-		msg  fiMsgRMA
 		cta  fiCntrAttr
 		ct   fidCntr
 		oct  fiOpsCntr
@@ -94,8 +92,6 @@ func layout() []field {
 		{"struct fi_ops_cq", "sread", unsafe.Offsetof(ocq.sread)}, {"struct fi_ops_cq", "signal", unsafe.Offsetof(ocq.signal)},
 		{"struct fi_cq_err_entry", "err", unsafe.Offsetof(ee.err)}, {"struct fi_cq_err_entry", "prov_errno", unsafe.Offsetof(ee.provErrno)},
 		{"struct fi_cq_err_entry", "sizeof", unsafe.Sizeof(ee)},
-		{"struct fi_rma_iov", "key", unsafe.Offsetof(riov.key)}, {"struct fi_msg_rma", "context", unsafe.Offsetof(msg.context)},
-		{"struct fi_msg_rma", "sizeof", unsafe.Sizeof(msg)},
 		{"struct fi_context2", "sizeof", unsafe.Sizeof(fiCtx{})},
 		{"struct fi_cntr_attr", "wait_obj", unsafe.Offsetof(cta.waitObj)}, {"struct fi_cntr_attr", "flags", unsafe.Offsetof(cta.flags)},
 		{"struct fi_cntr_attr", "sizeof", unsafe.Sizeof(cta)},

@@ -102,5 +102,5 @@ func cstr(s string) []byte { return append([]byte(s), 0) }
 
 // up shortens the conversions of call arguments: write them as
 // uintptr(up(&x)) inside the argument list of callInt or callSsize, whose
-// go:uintptrescapes keeps x alive (and in place) for the call.
+// uintptrescapes directive keeps x alive (and in place) for the call.
 type up = unsafe.Pointer
