@@ -23,6 +23,10 @@ func benchPair(b *testing.B, prov string, size int) (*pair, transport.Key) {
 	if d, err := time.ParseDuration(os.Getenv("FABRIC_BENCH_SPIN")); err == nil {
 		opts.Spin = d
 	}
+	// FABRIC_BENCH_PROGRESS_SPIN sets Options.ProgressSpin.
+	if d, err := time.ParseDuration(os.Getenv("FABRIC_BENCH_PROGRESS_SPIN")); err == nil {
+		opts.ProgressSpin = d
+	}
 	pr := openPair(b, prov, opts)
 	k, _ := pr.ctl.add(size, transport.RightRead|transport.RightWrite)
 	if err := pr.p.Get(k, 0, make([]byte, 8)); err != nil { // resolve the key, connect

@@ -485,9 +485,34 @@ func (e *Endpoint) progress() {
 			e.life.RUnlock()
 			break
 		}
+		t0 := time.Now()
 		n := callSsize(e.cq.ops.sread, uintptr(up(e.cq)), uintptr(up(&buf[0])), uintptr(len(buf)), 0, sweepMillis)
 		e.life.RUnlock()
 		e.reap(n, buf[:])
+		if e.opts.ProgressSpin > 0 && (n > 0 || n == -fiEAVAIL || time.Since(t0) < sweepMillis*time.Millisecond/2) {
+			// Woken before the timeout: work arrived (a completion, or
+			// the target side of an RMA the provider served inside the
+			// call). Keep polling while it goes on.
+			e.spinProgress()
+		}
+	}
+}
+
+// spinProgress polls the CQ (driving manual progress) until it has been
+// quiet for Options.ProgressSpin.
+func (e *Endpoint) spinProgress() {
+	last := time.Now()
+	for i := 0; !e.closed.Load(); i++ {
+		if e.poll() {
+			last = time.Now()
+			continue
+		}
+		if i&15 == 15 {
+			if time.Since(last) > e.opts.ProgressSpin {
+				return
+			}
+			runtime.Gosched()
+		}
 	}
 }
 

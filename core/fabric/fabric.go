@@ -49,6 +49,13 @@ type Options struct {
 	// it (a wake-up costs latency, polling costs CPU while waiting; an
 	// idle endpoint polls nothing). 0 means DefaultSpin, negative never.
 	Spin time.Duration
+	// ProgressSpin, when positive, keeps the progress goroutine polling
+	// the completion queue for that long after the last sign of work
+	// (instead of going straight back to block in fi_cq_sread), which
+	// saves a thread wake-up per operation on providers with manual
+	// progress (tcp;ofi_rxm) at the cost of up to that much CPU after
+	// each burst; an idle endpoint still blocks. 0 never polls.
+	ProgressSpin time.Duration
 	// ChunkSize is the largest piece of a transfer posted as one fi_read
 	// or fi_write (at most the provider's max_msg_size); larger ones go as
 	// several pieces in flight at once. 0 means DefaultChunk.
