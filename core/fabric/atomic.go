@@ -151,11 +151,11 @@ func (p *Plane) nativeAtomic(rk remoteKey, off uint64, kind amo.Kind, op amo.Op,
 		o.notify()
 		return amo.Value{}, err
 	}
-	at := e.ep.atomic
 	dt, fop := uintptr(datatype(kind)), uintptr(fiOp(op))
 	addr := rk.base + off
 	peer := p.peer.Load()
 	err = e.post(o, 0, func(c uintptr) int {
+		at := e.ep.atomic // under post's hold on e.life (see rma)
 		switch {
 		case op == amo.CompareSwap:
 			return callSsize(at.compwrite, uintptr(up(e.ep)), uintptr(up(&words[0])), 1, d, uintptr(up(&words[2])), d,

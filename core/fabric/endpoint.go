@@ -51,6 +51,7 @@ type op struct {
 	keep     []any    // Go memory the provider reads or writes (kept alive)
 	onDone   func(error)
 	timer    atomic.Pointer[time.Timer] // fails the op at its deadline
+	released atomic.Bool
 }
 
 // fail records err as the op's error unless one is recorded.
@@ -611,8 +612,12 @@ func (e *Endpoint) complete(c uintptr, err error) {
 	}
 }
 
-// release lets go of the op's memory once the provider has.
+// release lets go of the op's memory once the provider has (its last
+// piece completed or failed to post, or the endpoint closed), once.
 func (o *op) release() {
+	if o.released.Swap(true) {
+		return
+	}
 	for _, mr := range o.mrs {
 		closeFid(&mr.fid)
 	}

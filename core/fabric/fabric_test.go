@@ -257,6 +257,20 @@ func TestIndexed(t *testing.T) {
 				t.Fatalf("scatter element %d (index %d) differs", i, x)
 			}
 		}
+		// Many elements: more than a transmit queue holds at once.
+		big := make([]uint64, 5000)
+		for i := range big {
+			big[i] = uint64(i*7919) % 1024
+		}
+		bigGot := make([]byte, len(big)*esize)
+		if err := pr.p.GatherIndexed(k, bigGot, big, esize); err != nil {
+			t.Fatalf("gather of %d elements: %v", len(big), err)
+		}
+		for i, x := range big {
+			if !bytes.Equal(bigGot[i*esize:][:esize], mem[x*esize:][:esize]) {
+				t.Fatalf("large gather element %d (index %d) differs", i, x)
+			}
+		}
 		err := pr.p.GatherIndexed(k, got[:esize], []uint64{1024}, esize)
 		var te *transport.Error
 		if !errors.As(err, &te) || te.Code != codeOutOfRange {
@@ -534,4 +548,58 @@ func TestHelperServer(t *testing.T) {
 	}
 	fmt.Printf("SERVER %x %d %d %d\n", srv.Addr(), rkey, base, len(mem))
 	io.Copy(io.Discard, os.Stdin)
+}
+
+// TestClientCloseDuringOps: closing the client's endpoint while
+// goroutines have reads, writes and async puts in flight fails them with
+// errors wrapping ErrUnavailable, promptly, and nothing crashes.
+func TestClientCloseDuringOps(t *testing.T) {
+	forEach(t, func(t *testing.T, prov string) {
+		pr := openPair(t, prov, Options{Timeout: 10 * time.Second})
+		k, _ := pr.ctl.add(1<<20, transport.RightRead|transport.RightWrite)
+		if err := pr.p.Get(k, 0, make([]byte, 8)); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 3)
+		running := make(chan struct{}, 3)
+		for g := 0; g < 3; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				buf := make([]byte, 64<<10)
+				for i := 0; ; i++ {
+					var err error
+					switch g {
+					case 0:
+						err = pr.p.Get(k, 0, buf)
+					case 1:
+						err = pr.p.Put(k, 0, buf)
+					default:
+						err = pr.p.PutAsync(k, 0, buf).Wait()
+					}
+					if i == 0 {
+						running <- struct{}{}
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(g)
+		}
+		for g := 0; g < 3; g++ {
+			<-running
+		}
+		closed := time.Now()
+		pr.cli.Close()
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if !errors.Is(err, transport.ErrUnavailable) {
+				t.Errorf("after Close: %v, want an error wrapping ErrUnavailable", err)
+			}
+		}
+		t.Logf("%s: every operation failed within %v of Close", prov, time.Since(closed))
+	})
 }

@@ -222,11 +222,13 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, on
 // rma posts piece i of o: a read into b or a write from it (desc d) of
 // the remote bytes at addr under key.
 func (e *Endpoint) rma(o *op, i int, write bool, b []byte, d uintptr, peer, addr, key uint64) error {
-	fn := e.ep.rma.read
-	if write {
-		fn = e.ep.rma.write
-	}
 	return e.post(o, i, func(c uintptr) int {
+		// e.ep is read here, under post's hold on e.life: Close may
+		// have cleared it before.
+		fn := e.ep.rma.read
+		if write {
+			fn = e.ep.rma.write
+		}
 		return callSsize(fn, uintptr(up(e.ep)), uintptr(up(&b[0])), uintptr(len(b)), d, uintptr(peer), uintptr(addr), uintptr(key), c)
 	})
 }
