@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/gofam/openfam/core/amo"
@@ -75,6 +76,7 @@ func (e *Endpoint) atomicsComplete() bool {
 		e.logf("fabric: %s: no fi_query_atomic; atomics go through the server's protocol", e.prov)
 		return false
 	}
+	var missing []string
 	for k := amo.Int32; k <= amo.Int128; k++ {
 		for op := amo.Set; op <= amo.CompareSwap; op++ {
 			if !amo.Valid(k, op) {
@@ -84,20 +86,22 @@ func (e *Endpoint) atomicsComplete() bool {
 				var attr fiAtomicAttr
 				rc := callInt(e.dom.ops.queryAtomic, uintptr(up(e.dom)), uintptr(datatype(k)), uintptr(fiOp(op)), uintptr(up(&attr)), uintptr(f))
 				if rc != 0 || attr.count < 1 {
-					e.logf("fabric: %s lacks atomic %s (datatype %d, op %d, flags %#x): %s; atomics go through the server's protocol",
-						e.prov, amo.FuncName(k, op, f != 0), datatype(k), fiOp(op), f, e.l.errstr(rc))
-					e.missingAtomic = amo.FuncName(k, op, f != 0)
-					return false
+					missing = append(missing, amo.FuncName(k, op, f != 0))
 				}
 			}
 		}
 	}
+	if len(missing) > 0 {
+		e.missingAtomic = strings.Join(missing, " ")
+		e.logf("fabric: %s lacks %d atomic operations (%s); all atomics go through the server's protocol", e.prov, len(missing), e.missingAtomic)
+		return false
+	}
 	return true
 }
 
-// MissingAtomic names the first atomic operation the provider lacks
-// (why NativeAtomics is false), or "" when it has them all or lacks
-// FI_ATOMIC altogether.
+// MissingAtomic lists (space-separated OpenFAM names) the atomic
+// operations the provider lacks, why NativeAtomics is false; "" when it
+// has them all or lacks FI_ATOMIC altogether.
 func (e *Endpoint) MissingAtomic() string { return e.missingAtomic }
 
 // Atomic performs op on the kind-sized word at off in the item and

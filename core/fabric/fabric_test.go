@@ -603,3 +603,24 @@ func TestClientCloseDuringOps(t *testing.T) {
 		t.Logf("%s: every operation failed within %v of Close", prov, time.Since(closed))
 	})
 }
+
+// TestProviders says, by name, which software providers this machine
+// has and what each supports (make test-fabric prints it: go test hides
+// the skips of a passing package otherwise).
+func TestProviders(t *testing.T) {
+	forEach(t, func(t *testing.T, prov string) {
+		e, err := Open(prov, Options{})
+		if err != nil {
+			t.Skipf("SKIP provider %s: %v", prov, err)
+		}
+		defer e.Close()
+		atomics := "emulated through the server's protocol"
+		if e.NativeAtomics() {
+			atomics = "native (fi_atomic)"
+		} else if e.MissingAtomic() != "" {
+			atomics += " (lacks " + e.MissingAtomic() + ")"
+		}
+		t.Logf("provider %s: available; atomics %s; fence %v; data progress auto %v; mr_mode %#x; fam_map no",
+			prov, atomics, e.Fence(), e.ProgressAuto(), e.MRMode())
+	})
+}
