@@ -10,9 +10,36 @@
 // the key is withdrawn, so revocation holds on the fabric too), and a
 // client opens a Plane per server, which implements core.DataPlane.
 //
+// How it works. libfabric is reached with purego: fi_getinfo, fi_fabric,
+// fi_freeinfo, fi_dupinfo and fi_strerror by name, everything else (the
+// static inline calls of the headers) through the ops tables of the
+// descriptors, whose layouts abi.go mirrors and abi_test.go checks against
+// the installed headers. Each operation carries a context (struct
+// fi_context2 space) pinned with its buffers until the provider completes
+// it; a progress goroutine blocks in fi_cq_sread on the CQ's wait fd (it
+// polls with a backoff where the CQ has none, as on shm) and a caller
+// waiting for its own operation polls the CQ for Options.Spin first. Every
+// operation has a deadline (Options.Timeout): past it the caller gets an
+// error wrapping transport.ErrUnavailable, never a hang. A key the fabric
+// refuses gives an error wrapping transport.ErrStaleKey (the client then
+// resolves the item again); so does a failure the provider reports without
+// naming the key (tcp;ofi_rxm drops the connection, shm stays silent) when
+// the server, asked through Control, no longer stands by the registration.
+//
+// What the software providers of libfabric 1.17 (Debian 12) do here:
+//
+//	provider     atomics                         fence  progress             mr_mode    fam_map
+//	sockets      native (every op and type)      yes    auto                 offsets    no
+//	tcp;ofi_rxm  through Control (lacks int128)  no     manual (CQ fd)       offsets    no
+//	shm          through Control (lacks int128)  no     manual (CQ polled)   virt addr  no
+//
+// Atomics are native only where fi_query_atomic accepts every kind and op
+// of the API: a word updated both over the fabric and through the server's
+// protocol would not be updated atomically.
+//
 // THIS FILE IS THE AGREED SURFACE (lead, 2026-11-25). The implementation
-// replaces the bodies; the signatures are what package core, famd and
-// the memory server call.
+// (endpoint.go, plane.go, atomic.go, lib.go, abi.go) fills the bodies; the
+// signatures are what package core, famd and the memory server call.
 package fabric
 
 import (

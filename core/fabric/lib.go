@@ -17,6 +17,9 @@ type lib struct {
 	getinfo, freeinfo, dupinfo, fabric, strerror uintptr
 }
 
+// libraryName is what load opens (tests point it elsewhere).
+var libraryName = Library
+
 var (
 	libOnce sync.Once
 	libVal  *lib
@@ -27,7 +30,7 @@ var (
 // error wrapping ErrNoLibfabric with the loader's message.
 func load() (*lib, error) {
 	libOnce.Do(func() {
-		h, err := purego.Dlopen(Library, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		h, err := purego.Dlopen(libraryName, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err != nil {
 			libErr = fmt.Errorf("%w: %v", ErrNoLibfabric, err)
 			return
@@ -41,7 +44,7 @@ func load() (*lib, error) {
 			{"fi_fabric", &l.fabric}, {"fi_strerror", &l.strerror},
 		} {
 			if *s.p, err = purego.Dlsym(h, s.name); err != nil {
-				libErr = fmt.Errorf("%w: %s lacks %s: %v", ErrNoLibfabric, Library, s.name, err)
+				libErr = fmt.Errorf("%w: %s lacks %s: %v", ErrNoLibfabric, libraryName, s.name, err)
 				return
 			}
 		}
