@@ -123,6 +123,12 @@ type endpointState struct {
 	mrs  map[transport.Key]*exposure
 	stop chan struct{}
 	gone chan struct{} // closed when the progress goroutine has returned
+
+	// pollers counts callers polling the CQ in wait; the progress
+	// goroutine waits on pcond while there are any (standAside).
+	pollers atomic.Int32
+	pmu     sync.Mutex
+	pcond   *sync.Cond
 }
 
 // exposure is one key's memory registration on a server endpoint.
@@ -183,6 +189,7 @@ func open(prov string, opts Options) (*Endpoint, error) {
 		return nil, err
 	}
 	e.stop, e.gone = make(chan struct{}), make(chan struct{})
+	e.pcond = sync.NewCond(&e.pmu)
 	go e.progress()
 	e.logf("fabric: %s endpoint open, address %x, mr_mode %#x, data progress %s, max message %d, atomics %s",
 		prov, e.addr, e.mrMode, map[bool]string{true: "auto", false: "manual"}[e.auto], e.maxMsg,
@@ -417,6 +424,9 @@ func (e *Endpoint) close() error {
 		return nil
 	}
 	close(e.stop)
+	e.pmu.Lock()
+	e.pcond.Broadcast() // out of standAside
+	e.pmu.Unlock()
 	if !e.pollOnly && e.cq.ops.signal != 0 {
 		callInt(e.cq.ops.signal, uintptr(up(e.cq)))
 	}
@@ -458,6 +468,7 @@ func (e *Endpoint) progress() {
 		defer timer.Stop()
 		var served uint64
 		for !e.closed.Load() {
+			e.standAside()
 			if e.poll() || e.cntr != nil && e.remoteOps(&served) {
 				last, nap = time.Now(), pollNapMin
 				continue
@@ -481,6 +492,7 @@ func (e *Endpoint) progress() {
 		return
 	}
 	for !e.closed.Load() {
+		e.standAside()
 		e.life.RLock()
 		if e.closed.Load() {
 			e.life.RUnlock()
@@ -728,17 +740,42 @@ func (e *Endpoint) abandon(o *op, i int, err error) {
 
 // wait waits for o: it polls the CQ itself for up to Options.Spin, then
 // parks until the progress goroutine completes o or its deadline passes.
+//
+// While a caller polls, the progress goroutine stands aside (see
+// standAside): two threads driving one endpoint contend for the
+// provider's locks, which cost tcp;ofi_rxm reads 2 to 5 times their
+// latency here.
 func (e *Endpoint) wait(o *op) error {
 	if !o.fin.Load() && e.opts.Spin > 0 {
+		e.pollers.Add(1)
 		start := time.Now()
 		for i := 0; !o.fin.Load(); i++ {
 			if !e.poll() && i&15 == 15 && time.Since(start) > e.opts.Spin {
 				break
 			}
 		}
+		if e.pollers.Add(-1) == 0 {
+			e.pmu.Lock()
+			e.pcond.Broadcast()
+			e.pmu.Unlock()
+		}
 	}
 	<-o.done
 	return o.result()
+}
+
+// standAside blocks the progress goroutine while callers poll the CQ
+// themselves (they reap every completion, not only their own, and drive
+// manual progress); it returns when none does or the endpoint closes.
+func (e *Endpoint) standAside() {
+	if e.pollers.Load() == 0 {
+		return
+	}
+	e.pmu.Lock()
+	for e.pollers.Load() > 0 && !e.closed.Load() {
+		e.pcond.Wait()
+	}
+	e.pmu.Unlock()
 }
 
 // expose is Expose's body.
