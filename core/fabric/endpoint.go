@@ -638,15 +638,16 @@ func (o *op) release() {
 	o.keep = nil
 }
 
-// newOp makes an op of n pieces, its memory pinned.
-func (e *Endpoint) newOp(n int) *op {
-	o := &op{ctx: make([]fiCtx, n), done: make(chan struct{}), deadline: time.Now().Add(e.opts.Timeout)}
+// newOp makes an op of n pieces, its memory pinned, that fails after
+// timeout.
+func (e *Endpoint) newOp(n int, timeout time.Duration) *op {
+	o := &op{ctx: make([]fiCtx, n), done: make(chan struct{}), deadline: time.Now().Add(timeout)}
 	o.left.Store(int32(n))
 	o.pin.Pin(&o.ctx[0])
 	// At the deadline the waiter gets an error; the pieces stay
 	// registered (and their memory pinned) until the provider completes
 	// them or the endpoint closes, since the provider may still touch it.
-	o.timer.Store(time.AfterFunc(e.opts.Timeout, func() {
+	o.timer.Store(time.AfterFunc(timeout, func() {
 		o.fail(fmt.Errorf("%w: fabric %s: no completion within %v%w", transport.ErrUnavailable, e.prov, e.opts.Timeout, errTimeout))
 		o.notify()
 	}))

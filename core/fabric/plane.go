@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gofam/openfam/core/amo"
@@ -125,9 +126,15 @@ func (p *Plane) settle(k transport.Key, rk remoteKey, err error) error {
 			p.reconnect()
 		}
 		rkey, base, _, _, cerr := p.ctl.FabricKey(k)
-		if errors.Is(cerr, transport.ErrStaleKey) || cerr == nil && (rkey != rk.rkey || base != rk.base) {
+		switch {
+		case errors.Is(cerr, transport.ErrStaleKey) || cerr == nil && (rkey != rk.rkey || base != rk.base):
 			p.forget(k)
 			return fmt.Errorf("%w: fabric %s: the server withdrew the registration (%v)", transport.ErrStaleKey, p.e.prov, err)
+		case cerr != nil:
+			// The server does not answer on its control path either: it
+			// is gone (and the error no longer invites a retry).
+			msg := strings.TrimPrefix(err.Error(), transport.ErrUnavailable.Error()+": ")
+			return fmt.Errorf("%w: %s; control path: %v", transport.ErrUnavailable, msg, cerr)
 		}
 	}
 	return err
@@ -177,7 +184,7 @@ func check(rk remoteKey, off, n uint64, need uint8) error {
 // bytes at off, cut into pieces of at most the endpoint's chunk size, all
 // in flight at once. An error before anything was posted is returned;
 // later ones come through the op (and onDone, when set).
-func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, onDone func(remoteKey, error)) (*op, remoteKey, error) {
+func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, timeout time.Duration, onDone func(remoteKey, error)) (*op, remoteKey, error) {
 	if p.closed.Load() {
 		return nil, remoteKey{}, errClosed
 	}
@@ -196,7 +203,7 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, on
 	e := p.e
 	chunk := e.chunk
 	pieces := int((n + chunk - 1) / chunk)
-	o := e.newOp(pieces)
+	o := e.newOp(pieces, timeout)
 	if onDone != nil {
 		o.onDone = func(err error) { onDone(rk, err) }
 	}
@@ -250,9 +257,10 @@ func (p *Plane) Get(key transport.Key, off uint64, dst []byte) error {
 // other operations on it too, and connects afresh once the old one is
 // gone. RMA reads and writes may be repeated.
 func (p *Plane) sync(key transport.Key, off uint64, buf []byte, write bool) error {
-	start := time.Now()
+	// Retries share the one timeout: the caller hears within it.
+	deadline := time.Now().Add(p.e.opts.Timeout)
 	for try := 0; ; try++ {
-		o, rk, err := p.transfer(key, off, buf, write, nil)
+		o, rk, err := p.transfer(key, off, buf, write, time.Until(deadline), nil)
 		if err != nil {
 			return err
 		}
@@ -261,7 +269,7 @@ func (p *Plane) sync(key transport.Key, off uint64, buf []byte, write bool) erro
 			return err
 		}
 		nap := min(time.Millisecond<<try, 200*time.Millisecond)
-		if time.Since(start)+nap > p.e.opts.Timeout {
+		if time.Until(deadline) < nap+10*time.Millisecond {
 			return err
 		}
 		time.Sleep(nap)
@@ -291,7 +299,7 @@ func (p *Plane) PutAsync(key transport.Key, off uint64, src []byte) *transport.C
 
 func (p *Plane) async(key transport.Key, off uint64, buf []byte, write bool) *transport.Call {
 	call, done := transport.NewPending()
-	_, _, err := p.transfer(key, off, buf, write, func(rk remoteKey, err error) {
+	_, _, err := p.transfer(key, off, buf, write, p.e.opts.Timeout, func(rk remoteKey, err error) {
 		if errors.Is(err, errCQ) {
 			// Checking with the server takes a round trip: not on the
 			// goroutine that reads completions.
@@ -370,7 +378,7 @@ func (p *Plane) indexed(k transport.Key, buf []byte, index []uint64, esize uint6
 		return nil
 	}
 	buf = buf[:n*esize]
-	o := e.newOp(len(index))
+	o := e.newOp(len(index), e.opts.Timeout)
 	o.hold(buf)
 	d, err := e.desc(o, buf)
 	if err != nil {
