@@ -10,13 +10,43 @@
 // the key is withdrawn, so revocation holds on the fabric too), and a
 // client opens a Plane per server, which implements core.DataPlane.
 //
+// How it works. libfabric is reached with purego: fi_getinfo, fi_fabric,
+// fi_freeinfo, fi_dupinfo and fi_strerror by name, everything else (the
+// static inline calls of the headers) through the ops tables of the
+// descriptors, whose layouts abi.go mirrors and abi_test.go checks against
+// the installed headers. Each operation carries a context (struct
+// fi_context2 space) pinned with its buffers until the provider completes
+// it; a progress goroutine blocks in fi_cq_sread on the CQ's wait fd (it
+// polls with a backoff where the CQ has none, as on shm) and a caller
+// waiting for its own operation polls the CQ for Options.Spin first. Every
+// operation has a deadline (Options.Timeout): past it the caller gets an
+// error wrapping transport.ErrUnavailable, never a hang. A key the fabric
+// refuses gives an error wrapping transport.ErrStaleKey (the client then
+// resolves the item again); so does a failure the provider reports without
+// naming the key (tcp;ofi_rxm drops the connection, shm stays silent) when
+// the server, asked through Control, no longer stands by the registration.
+//
+// What the software providers of libfabric 1.17 (Debian 12) do here:
+//
+//	provider     atomics                         fence  progress             mr_mode    fam_map
+//	sockets      native (every op and type)      yes    auto                 offsets    no
+//	tcp;ofi_rxm  through Control (lacks int128)  no     manual (CQ fd)       offsets    no
+//	shm          through Control (lacks int128)  no     manual (CQ polled)   virt addr  no
+//
+// Atomics are native only where fi_query_atomic accepts every kind and op
+// of the API: a word updated both over the fabric and through the server's
+// protocol would not be updated atomically.
+//
 // THIS FILE IS THE AGREED SURFACE (lead, 2026-11-25). The implementation
-// replaces the bodies; the signatures are what package core, famd and
-// the memory server call.
+// (endpoint.go, plane.go, atomic.go, lib.go, abi.go) fills the bodies; the
+// signatures are what package core, famd and the memory server call.
 package fabric
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/transport"
@@ -37,6 +67,29 @@ type Options struct {
 	Node, Service string
 	// Logf receives one line per notable event; nil is silent.
 	Logf func(format string, args ...any)
+	// Timeout bounds every operation, from posting to completion; an
+	// operation without a completion by then fails with an error wrapping
+	// transport.ErrUnavailable. 0 means transport.DefaultTimeout.
+	Timeout time.Duration
+	// Spin is how long a caller waiting for its own operation polls the
+	// completion queue before parking until the progress goroutine wakes
+	// it (a wake-up costs latency, polling costs CPU while waiting; an
+	// idle endpoint polls nothing). 0 means DefaultSpin, negative never.
+	Spin time.Duration
+	// ProgressSpin, when positive, keeps the progress goroutine polling
+	// the completion queue for that long after the last sign of work
+	// (instead of going straight back to block in fi_cq_sread), which
+	// saves a thread wake-up per operation on providers with manual
+	// progress (tcp;ofi_rxm) at the cost of up to that much CPU after
+	// each burst; an idle endpoint still blocks. 0 never polls.
+	ProgressSpin time.Duration
+	// ChunkSize is the largest piece of a transfer posted as one fi_read
+	// or fi_write (at most the provider's max_msg_size); larger ones go as
+	// several pieces in flight at once. 0 means DefaultChunk.
+	ChunkSize int
+	// EmulateAtomics routes every atomic through Control even where the
+	// provider could do them natively (for comparison and tests).
+	EmulateAtomics bool
 }
 
 // Endpoint is one libfabric RDM endpoint on one provider, with its
@@ -45,13 +98,14 @@ type Options struct {
 // idle). Safe for concurrent use.
 type Endpoint struct {
 	prov string
+	endpointState
 }
 
 // Open loads libfabric and opens an RDM endpoint on provider prov (a
 // libfabric provider string such as "tcp;ofi_rxm", "sockets", "shm",
 // "verbs;ofi_rxm"). Errors name the provider and libfabric's message.
 func Open(prov string, opts Options) (*Endpoint, error) {
-	return nil, errors.New("fabric: not built yet")
+	return open(prov, opts)
 }
 
 // Provider is the provider string the endpoint runs on, as asked.
@@ -59,10 +113,12 @@ func (e *Endpoint) Provider() string { return e.prov }
 
 // Addr is the endpoint's fabric address (fi_getname), what a memory
 // server advertises through Join and clients insert into their AV.
-func (e *Endpoint) Addr() []byte { return nil }
+func (e *Endpoint) Addr() []byte { return append([]byte(nil), e.addr...) }
 
-// Close closes the endpoint and every registration.
-func (e *Endpoint) Close() error { return nil }
+// Close closes the endpoint and every registration; operations in flight
+// fail with an error wrapping transport.ErrUnavailable. Planes opened on
+// it fail from then on.
+func (e *Endpoint) Close() error { return e.close() }
 
 // Expose registers mem, the bytes key reaches, for remote read (and write
 // when rights has transport.RightWrite) with an unguessable remote key,
@@ -70,13 +126,13 @@ func (e *Endpoint) Close() error { return nil }
 // (0 unless the provider needs virtual addresses, FI_MR_VIRT_ADDR).
 // Exposing a key already exposed returns its existing registration.
 func (e *Endpoint) Expose(key transport.Key, mem []byte, rights uint8) (rkey, base uint64, err error) {
-	return 0, 0, errors.New("fabric: not built yet")
+	return e.expose(key, mem, rights)
 }
 
 // Withdraw closes key's registration, so that the fabric refuses it from
 // now on (revocation, deallocation, a session's end). Unknown keys are
 // ignored.
-func (e *Endpoint) Withdraw(key transport.Key) {}
+func (e *Endpoint) Withdraw(key transport.Key) { e.withdraw(key) }
 
 // Control is what a Plane needs from the server's own protocol: the
 // fabric descriptor of a key, and the operations a provider lacks
@@ -94,10 +150,18 @@ type Control interface {
 
 // Plane is the data plane to one server over the fabric. It implements
 // core.DataPlane (see core/interfaces.go).
-type Plane struct{}
+type Plane struct {
+	e      *Endpoint
+	ctl    Control
+	addr   []byte        // the server's fabric address
+	peer   atomic.Uint64 // its fi_addr_t in e's AV (replaced by reconnect)
+	mu     sync.Mutex
+	keys   map[transport.Key]remoteKey
+	closed atomic.Bool
+}
 
 // Plane opens the data plane to the server at fabric address addr,
 // reached for control through ctl (which the Plane closes with itself).
 func (e *Endpoint) Plane(addr []byte, ctl Control) (*Plane, error) {
-	return nil, errors.New("fabric: not built yet")
+	return e.plane(addr, ctl)
 }

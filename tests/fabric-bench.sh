@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Loopback figures of the libfabric data plane (core/fabric, issue 15), in
+# one run beside fi_pingpong: 256-byte get over tcp;ofi_rxm against the
+# pingpong round trip (goal <= 1.1x), 4 MiB get and put (goal >= 4 GB/s),
+# fetch_add against the 256-byte get (goal <= 1.1x), the shm provider's
+# 8-byte get, and the idle CPU of an open endpoint pair over 10 s.
+# Needs libfabric1 and libfabric-bin (fi_pingpong); says SKIP otherwise.
+# BENCHTIME (default 2s) is go test's -benchtime.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+benchtime=${BENCHTIME:-2s}
+if ! command -v fi_pingpong >/dev/null; then
+	echo "SKIP fabric-bench: fi_pingpong is not installed (apt-get install libfabric-bin)"
+	exit 0
+fi
+tmp=$(mktemp -d)
+spid=
+cleanup() {
+	[ -n "$spid" ] && kill "$spid" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "machine: $(nproc) cores, load average $(loadavg) at the start"
+
+# fi_pingpong: the server takes no address, the client 127.0.0.1. The
+# client is retried until the server listens (it exits at once if not).
+pp() {
+	local prov=$1 size=$2 iters=$3 out=$tmp/pp-client
+	timeout 300 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" >"$tmp/pp-server" 2>&1 &
+	spid=$!
+	for _ in $(seq 50); do
+		if timeout 300 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" 127.0.0.1 >"$out" 2>&1; then
+			wait "$spid" || true
+			spid=
+			awk -v s="$size" '$1 == s { print $7 }' "$out" | tail -1
+			return
+		fi
+		sleep 0.2
+	done
+	echo "fi_pingpong failed:" >&2
+	cat "$out" >&2
+	return 1
+}
+echo "== fi_pingpong -p \"tcp;ofi_rxm\" -e rdm -S 256 -I 20000 (server + client on 127.0.0.1)"
+oneway=$(pp "tcp;ofi_rxm" 256 20000)
+echo "   ${oneway} us per transfer one way"
+
+echo "== go test -bench (core/fabric, -benchtime $benchtime)"
+go test -c -o "$tmp/fabric.test" ./core/fabric/
+"$tmp/fabric.test" -test.run '^$' -test.bench 'Get256|Get8|Get4M|Put4M|FetchAdd' \
+	-test.benchtime "$benchtime" 2>&1 | grep -E '^Benchmark|SKIP' | tee "$tmp/bench"
+# The same 256 B get with the progress goroutines polling for 100 us after
+# work (Options.ProgressSpin) instead of blocking at once.
+FABRIC_BENCH_PROGRESS_SPIN=100us "$tmp/fabric.test" -test.run '^$' -test.bench 'Get256/tcp' \
+	-test.benchtime "$benchtime" 2>&1 | grep -E '^Benchmark' | sed 's/^BenchmarkGet256/BenchmarkGet256spin/' | tee -a "$tmp/bench"
+ns() { awk -v n="$1" '$1 ~ "^"n"-" { print $3 }' "$tmp/bench"; }
+mbs() { awk -v n="$1" '$1 ~ "^"n"-" { print $5 }' "$tmp/bench"; }
+
+echo "== idle CPU of an open server + client endpoint pair, 10 s per provider"
+FABRIC_IDLE_SECONDS=10 "$tmp/fabric.test" -test.run 'TestIdleCPU' -test.v 2>&1 |
+	grep -E 'idle endpoint pair|SKIP|FAIL' | sed 's/^ *//'
+
+echo "== figures"
+awk -v get="$(ns 'BenchmarkGet256/tcp;ofi_rxm')" -v pp="$oneway" 'BEGIN {
+	if (get == "" || pp == "") { print "256 B get over tcp;ofi_rxm: missing"; exit }
+	printf "256 B get over tcp;ofi_rxm: %.1f us; fi_pingpong round trip %.1f us (2 x %.2f): %.2fx (goal <= 1.1x)\n", get/1000, 2*pp, pp, get/1000/(2*pp) }'
+awk -v get="$(ns 'BenchmarkGet256spin/tcp;ofi_rxm')" -v pp="$oneway" 'BEGIN {
+	if (get == "" || pp == "") exit
+	printf "  with Options.ProgressSpin 100us: %.1f us: %.2fx\n", get/1000, get/1000/(2*pp) }'
+for prov in "tcp;ofi_rxm" sockets shm; do
+	awk -v prov="$prov" -v g="$(mbs "BenchmarkGet4M/$prov")" -v p="$(mbs "BenchmarkPut4M/$prov")" 'BEGIN {
+		if (g == "") { printf "4 MiB over %s: not measured (provider absent)\n", prov; exit }
+		printf "4 MiB over %s: get %.2f GB/s, put %.2f GB/s (goal >= 4)\n", prov, g/1000, p/1000 }'
+	awk -v prov="$prov" -v fa="$(ns "BenchmarkFetchAdd/$prov")" -v get="$(ns "BenchmarkGet256/$prov")" 'BEGIN {
+		if (fa == "" || get == "") exit
+		printf "fetch_add over %s: %.1f us, 256 B get %.1f us: %.2fx (goal <= 1.1x)\n", prov, fa/1000, get/1000, fa/get }'
+done
+awk -v g="$(ns 'BenchmarkGet8/shm')" 'BEGIN { if (g != "") printf "8 B get over shm: %.1f us\n", g/1000 }'
+echo "machine: $(nproc) cores, load average $(loadavg) at the end"
