@@ -47,11 +47,10 @@ type Options struct {
 	CheckpointBytes int64
 }
 
-// regionState is one region with its items. names indexes the named items.
+// regionState is one region with its items (see itemTable).
 type regionState struct {
 	r     Region
-	items map[uint64]Item
-	names map[string]uint64
+	items *itemTable
 }
 
 // pendingOp is an item change made since the last checkpoint snapshot; for
@@ -61,17 +60,15 @@ type pendingOp struct {
 	item Item
 }
 
-// pendingSet holds pending changes by region, then offset, so that
-// DeleteRegion can drop a region's changes at once.
-type pendingSet map[uint64]map[uint64]pendingOp
+// pendingSet holds pending changes by region, each region's in the order
+// they were made, so that DeleteRegion can drop a region's changes at once.
+// An item change appends (no hashing, no map growing under the catalogue's
+// lock); the checkpoint, off every operation's path, keeps the last change
+// of each offset (see commit).
+type pendingSet map[uint64][]pendingOp
 
 func (p pendingSet) add(op pendingOp) {
-	m := p[op.item.RegionID]
-	if m == nil {
-		m = make(map[uint64]pendingOp)
-		p[op.item.RegionID] = m
-	}
-	m[op.item.Offset] = op
+	p[op.item.RegionID] = append(p[op.item.RegionID], op)
 }
 
 // Store is the metadata catalogue: an in-memory copy of every region and
@@ -189,7 +186,7 @@ func (s *Store) load() error {
 			if err != nil {
 				return err
 			}
-			rs := &regionState{r: r, items: make(map[uint64]Item)}
+			rs := &regionState{r: r, items: newItemTable()}
 			s.regions[r.ID] = rs
 			s.regionNames[r.Name] = r.ID
 			b := ib.Bucket(u64key(r.ID))
@@ -201,7 +198,7 @@ func (s *Store) load() error {
 				if err != nil {
 					return err
 				}
-				rs.items[it.Offset] = it
+				rs.items.put(it)
 				s.lastGen = max(s.lastGen, it.Gen)
 				return nil
 			})
@@ -223,9 +220,9 @@ func (s *Store) load() error {
 			return // its region was deleted after the record was written
 		}
 		if op.del {
-			delete(rs.items, op.item.Offset)
+			rs.items.remove(op.item.Offset)
 		} else {
-			rs.items[op.item.Offset] = op.item
+			rs.items.put(op.item)
 		}
 		s.pending.add(pendingOp(op))
 	}
@@ -235,12 +232,7 @@ func (s *Store) load() error {
 		}
 	}
 	for _, rs := range s.regions {
-		rs.names = make(map[string]uint64)
-		for off, it := range rs.items {
-			if it.Name != "" {
-				rs.names[it.Name] = off
-			}
-		}
+		rs.items.indexNames()
 	}
 
 	if err := s.commit(s.pending, s.lastGen); err != nil {
@@ -368,15 +360,13 @@ func (s *Store) checkpoint() error {
 		// Put back what later changes have not superseded, so a retry
 		// commits it; the old journal still holds it on disk.
 		s.mu.Lock()
+		// Its changes go before the ones made since, which supersede
+		// them at the next commit.
 		for rid, ops := range snap {
 			if s.regions[rid] == nil {
 				continue
 			}
-			for _, op := range ops {
-				if _, newer := s.pending[rid][op.item.Offset]; !newer {
-					s.pending.add(op)
-				}
-			}
+			s.pending[rid] = append(ops, s.pending[rid]...)
 		}
 		s.mu.Unlock()
 		return fmt.Errorf("metadata: checkpoint: %w", err)
@@ -478,22 +468,27 @@ func (s *Store) commit(p pendingSet, gen uint64) error {
 				continue
 			}
 			// In key order: bbolt keeps a node's keys in one sorted slice
-			// until the commit splits it, so puts in map (random) order
-			// shift that slice each time, quadratic in the changes of one
+			// until the commit splits it, so puts in random order shift
+			// that slice each time, quadratic in the changes of one
 			// checkpoint (534 s for a million allocations); in order, each
-			// put appends or lands where the last one did.
-			offs := make([]uint64, 0, len(ops))
-			for off := range ops {
-				offs = append(offs, off)
-			}
-			slices.Sort(offs)
-			for _, off := range offs {
-				op := ops[off]
+			// put appends or lands where the last one did. The sort is
+			// stable, so the last change of an offset is the last of its
+			// run, and only it is written. Changes of different offsets
+			// commute, so the reordered set (kept for a retry after a
+			// failure) still means what the journal says.
+			slices.SortStableFunc(ops, func(a, b pendingOp) int { return cmpU64(a.item.Offset, b.item.Offset) })
+			var val []byte
+			for i, op := range ops {
+				if i+1 < len(ops) && ops[i+1].item.Offset == op.item.Offset {
+					continue // superseded
+				}
 				var err error
 				if op.del {
-					err = b.Delete(u64key(off))
+					err = b.Delete(u64key(op.item.Offset))
 				} else {
-					err = b.Put(u64key(off), appendItem(nil, &op.item))
+					// bbolt keeps the value slice until the commit.
+					val = appendItem(val[len(val):], &op.item)
+					err = b.Put(u64key(op.item.Offset), val)
 				}
 				if err != nil {
 					return err
@@ -564,7 +559,7 @@ func (s *Store) CreateRegion(r Region) (Region, error) {
 	if err != nil {
 		return Region{}, fmt.Errorf("metadata: create region %q: %w", r.Name, err)
 	}
-	s.regions[r.ID] = &regionState{r: r, items: make(map[uint64]Item), names: make(map[string]uint64)}
+	s.regions[r.ID] = &regionState{r: r, items: newItemTable()}
 	s.regionNames[r.Name] = r.ID
 	return cloneRegion(r), nil
 }
@@ -740,11 +735,13 @@ func (s *Store) PutItem(it Item) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: put item: region %d: %w", it.RegionID, ErrNotFound)
 	}
-	if _, ok := rs.items[it.Offset]; ok {
+	if rs.items.at(it.Offset) != nil {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", it.RegionID, it.Offset, ErrExists)
 	}
+	var h uint32
 	if it.Name != "" {
-		if _, ok := rs.names[it.Name]; ok {
+		h = rs.items.nameHash(it.Name)
+		if rs.items.named(it.Name, h) != nil {
 			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
 		}
 	}
@@ -754,10 +751,7 @@ func (s *Store) PutItem(it Item) error {
 	if err := s.logItemLocked(pendingOp{item: it}); err != nil {
 		return err
 	}
-	rs.items[it.Offset] = it
-	if it.Name != "" {
-		rs.names[it.Name] = it.Offset
-	}
+	rs.items.add(it, h, true)
 	return nil
 }
 
@@ -778,27 +772,23 @@ func (s *Store) UpdateItem(it Item) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: update item: region %d: %w", it.RegionID, ErrNotFound)
 	}
-	cur, ok := rs.items[it.Offset]
-	if !ok {
+	p := rs.items.at(it.Offset)
+	if p == nil {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", it.RegionID, it.Offset, ErrNotFound)
 	}
-	if it.Name != "" {
-		if off, ok := rs.names[it.Name]; ok && off != it.Offset {
+	cur := *p
+	var h uint32
+	if it.Name != "" && it.Name != cur.Name {
+		h = rs.items.nameHash(it.Name)
+		if o := rs.items.named(it.Name, h); o != nil && o.Offset != it.Offset {
 			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
 		}
 	}
-	oldName := cur.Name
 	cur.Mode, cur.Name, cur.Size = it.Mode, it.Name, it.Size
 	if err := s.logItemLocked(pendingOp{item: cur}); err != nil {
 		return err
 	}
-	rs.items[it.Offset] = cur
-	if oldName != "" {
-		delete(rs.names, oldName)
-	}
-	if cur.Name != "" {
-		rs.names[cur.Name] = cur.Offset
-	}
+	rs.items.update(cur, h)
 	return nil
 }
 
@@ -814,17 +804,13 @@ func (s *Store) DeleteItem(regionID, offset uint64) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: delete item: region %d: %w", regionID, ErrNotFound)
 	}
-	cur, ok := rs.items[offset]
-	if !ok {
+	if rs.items.at(offset) == nil {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
 	}
 	if err := s.logItemLocked(pendingOp{del: true, item: Item{RegionID: regionID, Offset: offset}}); err != nil {
 		return err
 	}
-	delete(rs.items, offset)
-	if cur.Name != "" {
-		delete(rs.names, cur.Name)
-	}
+	rs.items.remove(offset)
 	return nil
 }
 
@@ -836,8 +822,8 @@ func (s *Store) ItemAt(regionID, offset uint64) (Item, error) {
 		return Item{}, err
 	}
 	if rs := s.regions[regionID]; rs != nil {
-		if it, ok := rs.items[offset]; ok {
-			return it, nil
+		if it := rs.items.at(offset); it != nil {
+			return *it, nil
 		}
 	}
 	return Item{}, fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
@@ -852,8 +838,8 @@ func (s *Store) ItemByName(regionID uint64, name string) (Item, error) {
 		return Item{}, err
 	}
 	if rs := s.regions[regionID]; rs != nil && name != "" {
-		if off, ok := rs.names[name]; ok {
-			return rs.items[off], nil
+		if it := rs.items.named(name, rs.items.nameHash(name)); it != nil {
+			return *it, nil
 		}
 	}
 	return Item{}, fmt.Errorf("metadata: item %q in region %d: %w", name, regionID, ErrNotFound)
@@ -868,10 +854,8 @@ func (s *Store) Items(regionID uint64) []Item {
 	if s.closed || rs == nil {
 		return nil
 	}
-	out := make([]Item, 0, len(rs.items))
-	for _, it := range rs.items {
-		out = append(out, it)
-	}
+	out := make([]Item, 0, rs.items.len())
+	rs.items.each(func(it *Item) { out = append(out, *it) })
 	slices.SortFunc(out, func(a, b Item) int { return cmpU64(a.Offset, b.Offset) })
 	return out
 }
