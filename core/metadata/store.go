@@ -53,23 +53,11 @@ type regionState struct {
 	items *itemTable
 }
 
-// pendingOp is an item change made since the last checkpoint snapshot; for
-// del only the key matters.
-type pendingOp struct {
-	del  bool
-	item Item
-}
-
-// pendingSet holds pending changes by region, each region's in the order
-// they were made, so that DeleteRegion can drop a region's changes at once.
-// An item change appends (no hashing, no map growing under the catalogue's
-// lock); the checkpoint, off every operation's path, keeps the last change
-// of each offset (see commit).
-type pendingSet map[uint64][]pendingOp
-
-func (p pendingSet) add(op pendingOp) {
-	p[op.item.RegionID] = append(p[op.item.RegionID], op)
-}
+// The item changes not yet in bbolt are the records of the journals and
+// nothing else: a checkpoint reads them back from the journal it rotated
+// out (see commit), so an item change costs its journal write and no
+// second copy in memory (no map of pending changes to hash into and grow
+// under the catalogue's lock with every allocation).
 
 // Store is the metadata catalogue: an in-memory copy of every region and
 // item, a journal of item changes, and a bbolt checkpoint. See the package
@@ -78,7 +66,7 @@ type Store struct {
 	dir  string
 	opts Options
 
-	// mu guards the catalogue, the pending set and the active journal; item
+	// mu guards the catalogue and the active journal; item
 	// changes write their journal record while holding it so the journal
 	// order is the order the catalogue saw.
 	mu          sync.RWMutex
@@ -86,7 +74,6 @@ type Store struct {
 	jerr        error // set when the journal is unusable; item changes fail with it
 	regions     map[uint64]*regionState
 	regionNames map[string]uint64
-	pending     pendingSet
 	j           *journal
 	// lastGen is the last incarnation number PutItem gave out. Every
 	// number it gave is either in a journal record still on disk or at
@@ -154,7 +141,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		db:          db,
 		regions:     make(map[uint64]*regionState),
 		regionNames: make(map[string]uint64),
-		pending:     make(pendingSet),
 		kick:        make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
@@ -224,7 +210,6 @@ func (s *Store) load() error {
 		} else {
 			rs.items.put(op.item)
 		}
-		s.pending.add(pendingOp(op))
 	}
 	for _, name := range []string{oldJournal, journalFile} {
 		if err := readJournal(filepath.Join(s.dir, name), replay); err != nil {
@@ -235,10 +220,10 @@ func (s *Store) load() error {
 		rs.items.indexNames()
 	}
 
-	if err := s.commit(s.pending, s.lastGen); err != nil {
+	journals := []string{filepath.Join(s.dir, oldJournal), filepath.Join(s.dir, journalFile)}
+	if err := s.commit(journals, s.lastGen); err != nil {
 		return fmt.Errorf("metadata: checkpoint replayed journal: %w", err)
 	}
-	s.pending = make(pendingSet)
 	for _, name := range []string{oldJournal, newJournal} {
 		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("metadata: %w", err)
@@ -348,27 +333,15 @@ func (s *Store) checkpoint() error {
 		s.mu.Unlock()
 		return err
 	}
-	snap := s.pending
-	s.pending = make(pendingSet)
 	gen := s.lastGen
 	s.mu.Unlock()
 
 	if h := testHooks.afterRotate; h != nil {
 		h()
 	}
-	if err := s.commit(snap, gen); err != nil {
-		// Put back what later changes have not superseded, so a retry
-		// commits it; the old journal still holds it on disk.
-		s.mu.Lock()
-		// Its changes go before the ones made since, which supersede
-		// them at the next commit.
-		for rid, ops := range snap {
-			if s.regions[rid] == nil {
-				continue
-			}
-			s.pending[rid] = append(ops, s.pending[rid]...)
-		}
-		s.mu.Unlock()
+	if err := s.commit([]string{filepath.Join(s.dir, oldJournal)}, gen); err != nil {
+		// The old journal keeps the changes; the next rotation appends
+		// the active one to it and the retry commits both.
 		return fmt.Errorf("metadata: checkpoint: %w", err)
 	}
 	if h := testHooks.afterCommit; h != nil {
@@ -396,7 +369,7 @@ func (s *Store) checkpoint() error {
 
 // rotateLocked makes the active journal's records part of the old journal
 // and starts an empty active journal. Holding mu keeps writers out, so the
-// pending set taken right after matches the old journal exactly. Called with
+// incarnation counter read right after covers the old journal exactly. Called with
 // ckptMu and mu held.
 func (s *Store) rotateLocked() error {
 	active := filepath.Join(s.dir, journalFile)
@@ -440,14 +413,41 @@ func (s *Store) rotateLocked() error {
 	return nil
 }
 
-// commit writes pending item changes to bbolt in one transaction, with gen,
-// the incarnation counter when they were taken, as the new high-water mark
-// (the journal that holds them, and their numbers, is deleted after).
-// Changes for regions no longer in bbolt are dropped: DeleteRegion may have
-// committed after the snapshot was taken. Called with ckptMu held, or
-// before the store is shared.
-func (s *Store) commit(p pendingSet, gen uint64) error {
-	if len(p) == 0 && gen <= s.savedGen {
+// change is one journal record to fold into bbolt: the item record val
+// (as the journal holds it, which is how bbolt holds it too) at offset off
+// of region rid, or the item's deletion when val is nil.
+type change struct {
+	rid, off uint64
+	val      []byte
+}
+
+// commit folds the item changes recorded in the journals at paths (in that
+// order; a missing one is empty) into bbolt in one transaction, with gen,
+// the incarnation counter when they were rotated out, as the new
+// high-water mark (the journals, and their numbers, are deleted after).
+// Only the last change of each item is written. Changes for regions no
+// longer in bbolt are dropped: DeleteRegion may have committed after the
+// records were written. Called with ckptMu held, or before the store is
+// shared.
+func (s *Store) commit(paths []string, gen uint64) error {
+	var chs []change
+	for _, path := range paths {
+		err := scanJournal(path, func(typ byte, p []byte, pos int) error {
+			switch {
+			case typ == recPut && len(p) >= 1+16:
+				chs = append(chs, change{rid: le.Uint64(p[1:]), off: le.Uint64(p[9:]), val: p})
+			case typ == recDelete && len(p) == deleteLen:
+				chs = append(chs, change{rid: le.Uint64(p), off: le.Uint64(p[8:])})
+			default:
+				return fmt.Errorf("metadata: journal %s at byte %d: record type %d of %d bytes: %w", path, pos, typ, len(p), ErrCorrupt)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if len(chs) == 0 && gen <= s.savedGen {
 		return nil
 	}
 	if h := testHooks.commit; h != nil {
@@ -455,6 +455,18 @@ func (s *Store) commit(p pendingSet, gen uint64) error {
 			return err
 		}
 	}
+	// In key order: bbolt keeps a node's keys in one sorted slice until
+	// the commit splits it, so puts in journal (random) order shift that
+	// slice each time, quadratic in the changes of one checkpoint (534 s
+	// for a million allocations); in order, each put appends or lands
+	// where the last one did. The sort is stable, so an item's last
+	// change is the last of its run; changes of different items commute.
+	slices.SortStableFunc(chs, func(a, b change) int {
+		if c := cmpU64(a.rid, b.rid); c != 0 {
+			return c
+		}
+		return cmpU64(a.off, b.off)
+	})
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketItems)
 		if gen > ib.Sequence() {
@@ -462,37 +474,25 @@ func (s *Store) commit(p pendingSet, gen uint64) error {
 				return err
 			}
 		}
-		for rid, ops := range p {
-			b := ib.Bucket(u64key(rid))
-			if b == nil {
-				continue
+		var b *bolt.Bucket
+		for i, c := range chs {
+			if i == 0 || chs[i-1].rid != c.rid {
+				b = ib.Bucket(u64key(c.rid))
 			}
-			// In key order: bbolt keeps a node's keys in one sorted slice
-			// until the commit splits it, so puts in random order shift
-			// that slice each time, quadratic in the changes of one
-			// checkpoint (534 s for a million allocations); in order, each
-			// put appends or lands where the last one did. The sort is
-			// stable, so the last change of an offset is the last of its
-			// run, and only it is written. Changes of different offsets
-			// commute, so the reordered set (kept for a retry after a
-			// failure) still means what the journal says.
-			slices.SortStableFunc(ops, func(a, b pendingOp) int { return cmpU64(a.item.Offset, b.item.Offset) })
-			var val []byte
-			for i, op := range ops {
-				if i+1 < len(ops) && ops[i+1].item.Offset == op.item.Offset {
-					continue // superseded
-				}
-				var err error
-				if op.del {
-					err = b.Delete(u64key(op.item.Offset))
-				} else {
-					// bbolt keeps the value slice until the commit.
-					val = appendItem(val[len(val):], &op.item)
-					err = b.Put(u64key(op.item.Offset), val)
-				}
-				if err != nil {
-					return err
-				}
+			if i+1 < len(chs) && chs[i+1].rid == c.rid && chs[i+1].off == c.off {
+				continue // superseded
+			}
+			if b == nil {
+				continue // region deleted
+			}
+			var err error
+			if c.val == nil {
+				err = b.Delete(u64key(c.off))
+			} else {
+				err = b.Put(u64key(c.off), c.val)
+			}
+			if err != nil {
+				return err
 			}
 		}
 		return nil
@@ -626,8 +626,7 @@ func (s *Store) DeleteRegion(id uint64) error {
 	delete(s.regions, id)
 	delete(s.regionNames, rs.r.Name)
 	// Their journal records stay on disk until the next checkpoint, but
-	// replay drops items of regions that do not exist.
-	delete(s.pending, id)
+	// replay and commit drop items of regions that do not exist.
 	return nil
 }
 
@@ -684,25 +683,24 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
-// logItemLocked journals an item change and, once it is written, adds it to
-// the pending set. Called with mu held.
-func (s *Store) logItemLocked(op pendingOp) error {
+// logItemLocked journals an item change: it, or the deletion of the item
+// at it's offset when del. Called with mu held.
+func (s *Store) logItemLocked(del bool, it *Item) error {
 	if s.jerr != nil {
 		return s.jerr
 	}
 	var b []byte
-	if op.del {
+	if del {
 		b = s.j.beginRecord(recDelete)
-		b = le.AppendUint64(b, op.item.RegionID)
-		b = le.AppendUint64(b, op.item.Offset)
+		b = le.AppendUint64(b, it.RegionID)
+		b = le.AppendUint64(b, it.Offset)
 	} else {
 		b = s.j.beginRecord(recPut)
-		b = appendItem(b, &op.item)
+		b = appendItem(b, it)
 	}
 	if err := s.j.appendRecord(b); err != nil {
 		return err
 	}
-	s.pending.add(op)
 	if s.j.size >= s.opts.CheckpointBytes {
 		select {
 		case s.kick <- struct{}{}:
@@ -748,7 +746,7 @@ func (s *Store) PutItem(it Item) error {
 	// A number burnt by a failed journal write is simply never used.
 	s.lastGen++
 	it.Gen = s.lastGen
-	if err := s.logItemLocked(pendingOp{item: it}); err != nil {
+	if err := s.logItemLocked(false, &it); err != nil {
 		return err
 	}
 	rs.items.add(it, h, true)
@@ -785,7 +783,7 @@ func (s *Store) UpdateItem(it Item) error {
 		}
 	}
 	cur.Mode, cur.Name, cur.Size = it.Mode, it.Name, it.Size
-	if err := s.logItemLocked(pendingOp{item: cur}); err != nil {
+	if err := s.logItemLocked(false, &cur); err != nil {
 		return err
 	}
 	rs.items.update(cur, h)
@@ -807,7 +805,7 @@ func (s *Store) DeleteItem(regionID, offset uint64) error {
 	if rs.items.at(offset) == nil {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
 	}
-	if err := s.logItemLocked(pendingOp{del: true, item: Item{RegionID: regionID, Offset: offset}}); err != nil {
+	if err := s.logItemLocked(true, &Item{RegionID: regionID, Offset: offset}); err != nil {
 		return err
 	}
 	rs.items.remove(offset)
