@@ -20,7 +20,7 @@ const chunkBits = 12
 // itemTable holds the items of one region. Not safe for concurrent
 // mutation: the Store's mutex guards it (readers may share it).
 type itemTable struct {
-	chunks [][]Item  // records by slot, 1<<chunkBits per chunk
+	chunks [][]rec   // records by slot, 1<<chunkBits per chunk
 	free   []uint32  // slots emptied by deletions, reused first
 	slots  uint32    // slots ever used
 	byOff  slotIndex // every item, by offset
@@ -28,10 +28,20 @@ type itemTable struct {
 	seed   maphash.Seed
 }
 
+// rec is one slot: an item and the hash of its name, so that removing or
+// renaming it finds its name's index entry without reading the name (one
+// more cache miss, and a hash of it, per deallocation).
+type rec struct {
+	Item
+	nh uint32
+}
+
 func newItemTable() *itemTable { return &itemTable{seed: maphash.MakeSeed()} }
 
-// rec returns the record in slot s.
-func (t *itemTable) rec(s uint32) *Item { return &t.chunks[s>>chunkBits][s&(1<<chunkBits-1)] }
+// rec returns the item in slot s.
+func (t *itemTable) rec(s uint32) *Item { return &t.slot(s).Item }
+
+func (t *itemTable) slot(s uint32) *rec { return &t.chunks[s>>chunkBits][s&(1<<chunkBits-1)] }
 
 // offHash spreads an offset (a multiple of the allocator's alignment) over
 // 32 bits (the finaliser of MurmurHash3).
@@ -117,12 +127,13 @@ func (t *itemTable) add(it Item, h uint32, withName bool) {
 		s = t.slots
 		t.slots++
 		if int(s>>chunkBits) == len(t.chunks) {
-			t.chunks = append(t.chunks, make([]Item, 1<<chunkBits))
+			t.chunks = append(t.chunks, make([]rec, 1<<chunkBits))
 		}
 	}
-	*t.rec(s) = it
+	*t.slot(s) = rec{Item: it}
 	t.byOff.insert(offHash(it.Offset), s)
 	if withName && it.Name != "" {
+		t.slot(s).nh = h
 		t.byName.insert(h, s)
 	}
 }
@@ -131,7 +142,7 @@ func (t *itemTable) add(it Item, h uint32, withName bool) {
 // the name index (journal replay, which rebuilds it after: see indexNames).
 func (t *itemTable) put(it Item) {
 	if _, s, ok := t.findOff(it.Offset); ok {
-		*t.rec(s) = it
+		*t.slot(s) = rec{Item: it}
 		return
 	}
 	t.add(it, 0, false)
@@ -143,8 +154,9 @@ func (t *itemTable) indexNames() {
 	for _, e := range t.byOff.e {
 		if e != 0 {
 			s := uint32(e) - 1
-			if name := t.rec(s).Name; name != "" {
-				t.byName.insert(t.nameHash(name), s)
+			if r := t.slot(s); r.Name != "" {
+				r.nh = t.nameHash(r.Name)
+				t.byName.insert(r.nh, s)
 			}
 		}
 	}
@@ -158,18 +170,24 @@ func (t *itemTable) remove(off uint64) {
 	}
 	t.byOff.deleteAt(pos)
 	t.unname(s)
-	*t.rec(s) = Item{} // drop the name's string for the collector
+	*t.slot(s) = rec{} // drop the name's string for the collector
 	t.free = append(t.free, s)
 }
 
-// unname takes slot s's name out of the name index.
+// unname takes slot s's name out of the name index, finding its entry by
+// the hash and slot number kept in the record.
 func (t *itemTable) unname(s uint32) {
-	name := t.rec(s).Name
-	if name == "" {
-		return
+	r := t.slot(s)
+	x := &t.byName
+	if r.Name == "" || x.n == 0 {
+		return // unnamed, or replay, which indexes names after
 	}
-	if pos, ns, ok := t.findName(name, t.nameHash(name)); ok && ns == s {
-		t.byName.deleteAt(pos)
+	want := uint64(r.nh)<<32 | uint64(s+1)
+	for i := uint64(r.nh) & x.mask; x.e[i] != 0; i = (i + 1) & x.mask {
+		if x.e[i] == want {
+			x.deleteAt(i)
+			return
+		}
 	}
 }
 
@@ -178,14 +196,16 @@ func (t *itemTable) unname(s uint32) {
 // free.
 func (t *itemTable) update(it Item, h uint32) {
 	_, s, _ := t.findOff(it.Offset)
-	r := t.rec(s)
+	r := t.slot(s)
 	if r.Name != it.Name {
 		t.unname(s)
+		r.nh = 0
 		if it.Name != "" {
+			r.nh = h
 			t.byName.insert(h, s)
 		}
 	}
-	*r = it
+	r.Item = it
 }
 
 // each calls fn for every item, in no particular order.
