@@ -30,10 +30,36 @@ type itemTable struct {
 
 // rec is one slot: an item and the hash of its name, so that removing or
 // renaming it finds its name's index entry without reading the name (one
-// more cache miss, and a hash of it, per deallocation).
+// more cache miss, and a hash of it, per deallocation), and a copy of a
+// short name, so that a lookup by name compares it where the record is
+// rather than where the string's bytes are (one more miss per lookup).
 type rec struct {
 	Item
-	nh uint32
+	nh    uint32
+	short shortName
+}
+
+// shortName holds a name of at most len(b) bytes; n is its length plus one
+// (0: the name is longer, or not copied).
+type shortName struct {
+	n uint8
+	b [23]byte
+}
+
+func makeShort(name string) (s shortName) {
+	if len(name) <= len(s.b) {
+		s.n = uint8(len(name) + 1)
+		copy(s.b[:], name)
+	}
+	return s
+}
+
+// nameIs reports whether the record's name is name.
+func (r *rec) nameIs(name string) bool {
+	if r.short.n != 0 {
+		return int(r.short.n)-1 == len(name) && string(r.short.b[:len(name)]) == name
+	}
+	return r.Name == name
 }
 
 func newItemTable() *itemTable { return &itemTable{seed: maphash.MakeSeed()} }
@@ -109,7 +135,7 @@ func (t *itemTable) findName(name string, h uint32) (pos uint64, slot uint32, ok
 			return 0, 0, false
 		}
 		if uint32(e>>32) == h {
-			if s := uint32(e) - 1; t.rec(s).Name == name {
+			if s := uint32(e) - 1; t.slot(s).nameIs(name) {
 				return i, s, true
 			}
 		}
@@ -133,7 +159,8 @@ func (t *itemTable) add(it Item, h uint32, withName bool) {
 	*t.slot(s) = rec{Item: it}
 	t.byOff.insert(offHash(it.Offset), s)
 	if withName && it.Name != "" {
-		t.slot(s).nh = h
+		r := t.slot(s)
+		r.nh, r.short = h, makeShort(it.Name)
 		t.byName.insert(h, s)
 	}
 }
@@ -155,7 +182,7 @@ func (t *itemTable) indexNames() {
 		if e != 0 {
 			s := uint32(e) - 1
 			if r := t.slot(s); r.Name != "" {
-				r.nh = t.nameHash(r.Name)
+				r.nh, r.short = t.nameHash(r.Name), makeShort(r.Name)
 				t.byName.insert(r.nh, s)
 			}
 		}
@@ -199,9 +226,9 @@ func (t *itemTable) update(it Item, h uint32) {
 	r := t.slot(s)
 	if r.Name != it.Name {
 		t.unname(s)
-		r.nh = 0
+		r.nh, r.short = 0, shortName{}
 		if it.Name != "" {
-			r.nh = h
+			r.nh, r.short = h, makeShort(it.Name)
 			t.byName.insert(h, s)
 		}
 	}

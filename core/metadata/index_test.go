@@ -48,7 +48,12 @@ func TestItemTableMatchesMaps(t *testing.T) {
 		off := uint64(rng.IntN(offsets)) * 64
 		name := ""
 		if rng.IntN(4) != 0 {
-			name = "n" + strconv.Itoa(rng.IntN(2*offsets))
+			k := rng.IntN(2 * offsets)
+			name = "n" + strconv.Itoa(k)
+			if k%3 == 0 {
+				// Longer than a record's copy of a short name.
+				name += "-a-name-longer-than-23-bytes"
+			}
 		}
 		// Grow to most offsets in use, then mostly delete.
 		grow := step < 30000
