@@ -1,6 +1,11 @@
 package metadata
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
 
 // A region's items, kept for a million items and more (issue 18): every
 // item operation finds its record by offset or by name, and with Go maps of
@@ -15,7 +20,7 @@ import "hash/maphash"
 // name again.
 
 // chunkBits is log2 of the records per chunk.
-const chunkBits = 12
+const chunkBits = 14
 
 // itemTable holds the items of one region. Not safe for concurrent
 // mutation: the Store's mutex guards it (readers may share it).
@@ -153,7 +158,9 @@ func (t *itemTable) add(it Item, h uint32, withName bool) {
 		s = t.slots
 		t.slots++
 		if int(s>>chunkBits) == len(t.chunks) {
-			t.chunks = append(t.chunks, make([]rec, 1<<chunkBits))
+			c := make([]rec, 1<<chunkBits)
+			hugePages(unsafe.Pointer(&c[0]), uintptr(len(c))*unsafe.Sizeof(c[0]))
+			t.chunks = append(t.chunks, c)
 		}
 	}
 	*t.slot(s) = rec{Item: it}
@@ -277,6 +284,7 @@ func (x *slotIndex) grow() {
 	old := x.e
 	n := max(16, 2*len(old))
 	x.e, x.mask = make([]uint64, n), uint64(n-1)
+	hugePages(unsafe.Pointer(&x.e[0]), uintptr(n)*8)
 	for _, e := range old {
 		if e != 0 {
 			x.place(e)
@@ -313,4 +321,21 @@ func (x *slotIndex) deleteAt(i uint64) {
 			}
 		}
 	}
+}
+
+// hugePages asks the kernel to back the 2 MiB pages inside [p, p+n) with
+// huge pages where it is configured to on request (transparent_hugepage
+// "madvise", the usual default). A million-item index or record array
+// spans thousands of 4 KiB pages, so each random probe is also a TLB miss,
+// and in a virtual machine a page walk costs several memory accesses more;
+// a few huge pages cover it. Best effort: advice the kernel ignores changes
+// nothing. Called on fresh allocations, before their pages are touched.
+func hugePages(p unsafe.Pointer, n uintptr) {
+	const huge = 2 << 20
+	lo := (uintptr(p) + huge - 1) &^ (huge - 1)
+	hi := (uintptr(p) + n) &^ (huge - 1)
+	if hi <= lo {
+		return
+	}
+	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, lo-uintptr(p))), hi-lo), unix.MADV_HUGEPAGE)
 }
