@@ -418,6 +418,7 @@ func (s *Store) rotateLocked() error {
 // of region rid, or the item's deletion when val is nil.
 type change struct {
 	rid, off uint64
+	seq      int // its place in the journals, for the last change of an item
 	val      []byte
 }
 
@@ -435,9 +436,9 @@ func (s *Store) commit(paths []string, gen uint64) error {
 		err := scanJournal(path, func(typ byte, p []byte, pos int) error {
 			switch {
 			case typ == recPut && len(p) >= 1+16:
-				chs = append(chs, change{rid: le.Uint64(p[1:]), off: le.Uint64(p[9:]), val: p})
+				chs = append(chs, change{rid: le.Uint64(p[1:]), off: le.Uint64(p[9:]), seq: len(chs), val: p})
 			case typ == recDelete && len(p) == deleteLen:
-				chs = append(chs, change{rid: le.Uint64(p), off: le.Uint64(p[8:])})
+				chs = append(chs, change{rid: le.Uint64(p), off: le.Uint64(p[8:]), seq: len(chs)})
 			default:
 				return fmt.Errorf("metadata: journal %s at byte %d: record type %d of %d bytes: %w", path, pos, typ, len(p), ErrCorrupt)
 			}
@@ -459,13 +460,16 @@ func (s *Store) commit(paths []string, gen uint64) error {
 	// the commit splits it, so puts in journal (random) order shift that
 	// slice each time, quadratic in the changes of one checkpoint (534 s
 	// for a million allocations); in order, each put appends or lands
-	// where the last one did. The sort is stable, so an item's last
+	// where the last one did. Ties go by journal order, so an item's last
 	// change is the last of its run; changes of different items commute.
-	slices.SortStableFunc(chs, func(a, b change) int {
+	slices.SortFunc(chs, func(a, b change) int {
 		if c := cmpU64(a.rid, b.rid); c != 0 {
 			return c
 		}
-		return cmpU64(a.off, b.off)
+		if c := cmpU64(a.off, b.off); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
 	})
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketItems)
