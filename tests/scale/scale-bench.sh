@@ -8,6 +8,9 @@
 #
 #   tests/scale/scale-bench.sh BINDIR MULTIPE
 #   ITEMS=1000,10000,100000,1000000 FAMD_ITEMS=... REGIONS=10000 CONNS=256 NPES=64
+#   CPU=1: time operations in CPU time (famscale --cpu: the calling thread's
+#   embedded; the program's and famd's through famd), which a machine busy
+#   with other work does not inflate as it does wall time
 set -u
 BIN=${1:?bin directory}
 MULTIPE=${2:?multipe program}
@@ -17,6 +20,8 @@ OPS=${OPS:-1000}
 REGIONS=${REGIONS:-10000}
 CONNS=${CONNS:-256}
 NPES=${NPES:-64}
+TIMING=
+[ -n "${CPU:-}" ] && TIMING=--cpu
 work=$(mktemp -d /tmp/famscale.XXXXXX)
 # Volatile regions' heap files go where they go by default, on tmpfs
 # (/dev/shm): on a disk file system a freed or allocated item's zeroing
@@ -37,7 +42,7 @@ unset OPENFAM_SERVER
 echo "== machine: $(nproc) cores, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); load $(cut -d' ' -f1-3 /proc/loadavg); volatile heaps in $shm"
 echo "== embedded store, items per region: $ITEMS ($OPS timed operations of each kind)"
 OPENFAM_DATA_DIR=$work/emb OPENFAM_SHM_DIR=$shm/emb \
-	"$BIN/famscale" --items "$ITEMS" --ops "$OPS" --data-dir "$work/emb" || exit 1
+	"$BIN/famscale" $TIMING --items "$ITEMS" --ops "$OPS" --data-dir "$work/emb" || exit 1
 
 # start_famd: starts famd on $work/famd and waits for its "serving" line;
 # sets famd_pid, and ready_s to how long that took. (Not in a subshell: the
@@ -63,7 +68,7 @@ stop_famd() {
 
 echo "== famd on a Unix socket, items per region: $FAMD_ITEMS (the last size kept for the restart)"
 start_famd
-OPENFAM_SERVER=unix:$work/famd.sock "$BIN/famscale" --items "$FAMD_ITEMS" --ops "$OPS" \
+OPENFAM_SERVER=unix:$work/famd.sock "$BIN/famscale" $TIMING --items "$FAMD_ITEMS" --ops "$OPS" \
 	--data-dir "$work/famd" --famd-pid "$famd_pid" --keep || exit 1
 last=${FAMD_ITEMS##*,}
 stop_famd
