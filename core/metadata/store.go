@@ -184,7 +184,8 @@ func (s *Store) load() error {
 				if err != nil {
 					return err
 				}
-				rs.items.put(it)
+				// bbolt's keys are the offsets: each comes once.
+				rs.items.add(it, 0, false)
 				s.lastGen = max(s.lastGen, it.Gen)
 				return nil
 			})
