@@ -1,9 +1,13 @@
 package metadata
 
 import (
+	"errors"
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestItemTableMatchesMaps drives an itemTable and the two maps it replaced
@@ -98,4 +102,43 @@ func TestItemTableMatchesMaps(t *testing.T) {
 		}
 	}
 	check(-1)
+}
+
+// An item record in bbolt under a key other than its offset is corrupt:
+// loading adds each record once by its key (no probe for a duplicate), so
+// two records claiming one offset must fail Open instead of leaving two
+// index entries for it.
+func TestItemKeyOffsetMismatchFailsOpen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.CreateRegion(Region{Name: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutItem(Item{RegionID: r.ID, Offset: 64, Size: 1, Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		dup := Item{RegionID: r.ID, Offset: 64, Size: 1, Name: "b"}
+		return tx.Bucket(bucketItems).Bucket(u64key(r.ID)).Put(u64key(128), appendItem(nil, &dup))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, quiet); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open with two records at offset 64: %v, want ErrCorrupt", err)
+	}
 }

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -184,7 +185,11 @@ func (s *Store) load() error {
 				if err != nil {
 					return err
 				}
-				// bbolt's keys are the offsets: each comes once.
+				// bbolt's keys are the offsets, so each comes once, as
+				// the table's add needs, as long as the record agrees.
+				if len(k) != 8 || binary.BigEndian.Uint64(k) != it.Offset {
+					return fmt.Errorf("item record under key %x of region %d says offset %d: %w", k, r.ID, it.Offset, ErrCorrupt)
+				}
 				rs.items.add(it, 0, false)
 				s.lastGen = max(s.lastGen, it.Gen)
 				return nil
