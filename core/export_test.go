@@ -109,3 +109,11 @@ func MemFrames(f *Fam) map[uint64][]uint64 {
 	}
 	return out
 }
+
+// SetItemMapBudget makes the budget of famd-served item mappings n (none
+// taken yet) until the returned function restores it.
+func SetItemMapBudget(n int64) (restore func()) {
+	old := itemMaps
+	itemMaps = newMapBudget(n)
+	return func() { itemMaps = old }
+}

@@ -355,6 +355,11 @@ func (it *Item) fire() {
 // handle is released or cannot be resolved. The address stays valid until
 // Finalize, but the answer changes (see Watch).
 func (it *Item) Local() (base unsafe.Pointer, size uint64, rights Rights, ok bool) {
+	if it == nil || it.state.Load() == stateClosed {
+		// The C library asks this of every handle a deallocation
+		// releases (see Watch): no error message to format for it.
+		return nil, 0, 0, false
+	}
 	v, err := it.use("fam_local", 0)
 	if err != nil || len(v.mem) == 0 {
 		return nil, 0, 0, false

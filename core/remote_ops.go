@@ -3,8 +3,10 @@ package core
 import (
 	"context"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -124,6 +126,10 @@ func (r *remote) openViewFD(ii *pb.ItemInfo, fd *ctlFD) (*itemView, metadata.Ite
 		}
 		return v, rec, nil
 	}
+	if !itemMaps.take() {
+		// Served through the data plane instead (see itemMaps).
+		return v, rec, nil
+	}
 	if fd != nil && v.rights&RightRead != 0 && fd.size == v.size {
 		if m, b, err := mapRange(int(fd.f.Fd()), fd.off, fd.size, v.rights); err == nil {
 			v.mem, v.mapping = b, m
@@ -133,7 +139,56 @@ func (r *remote) openViewFD(ii *pb.ItemInfo, fd *ctlFD) (*itemView, metadata.Ite
 			v.mem, v.mapping = b, m
 		}
 	}
+	if v.mapping == nil {
+		itemMaps.give()
+	}
 	return v, rec, nil
+}
+
+// itemMaps bounds the mappings of famd-served items this process keeps.
+// Each is one kernel memory area, and they are never unmapped while
+// another thread may copy through them (a closed handle's stays, scrubbed,
+// for the life of the process: see closeView and scrubMapping). Past the
+// kernel's limit (vm.max_map_count, 65530 by default) every mmap fails,
+// the Go runtime's own included, which kills the program (issue 18: a
+// client holding 30,000 items of famd died allocating its heap). Items
+// beyond the budget are served through famd's data plane, as an item on
+// another host is.
+var itemMaps = newMapBudget(maxMapCount() / 2)
+
+// mapBudget counts mappings against a limit.
+type mapBudget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+func newMapBudget(limit int64) *mapBudget { return &mapBudget{limit: limit} }
+
+// take reserves one mapping; false when the budget is spent.
+func (b *mapBudget) take() bool {
+	if b.used.Add(1) > b.limit {
+		b.used.Add(-1)
+		return false
+	}
+	return true
+}
+
+// give returns a mapping reserved by take that was not made or was
+// unmapped.
+func (b *mapBudget) give() { b.used.Add(-1) }
+
+// maxMapCount is the kernel's limit on a process's memory areas.
+func maxMapCount() int64 {
+	const dflt = 65530
+	data, err := os.ReadFile("/proc/sys/vm/max_map_count")
+	if err != nil {
+		return dflt
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || n <= 0 {
+		return dflt
+	}
+	return n
 }
 
 // mapKey maps an item from the descriptor famd passes over the Unix
@@ -288,7 +343,9 @@ func (r *remote) discard(v *itemView) {
 	defer cancel()
 	r.closeKey(ctx, v.key)
 	if v.mapping != nil {
-		_ = unix.Munmap(v.mapping)
+		if unix.Munmap(v.mapping) == nil {
+			itemMaps.give()
+		}
 	}
 }
 

@@ -227,3 +227,47 @@ func TestControlCallsRenewARevokedKey(t *testing.T) {
 		}
 	}
 }
+
+// Past the budget of item mappings a famd-served item is served through
+// famd's data plane instead of being mapped: each mapping is a kernel
+// memory area, never unmapped while another thread may use it, and past
+// vm.max_map_count every mmap fails, the Go runtime's own included (a C
+// client holding 30,000 items died of it: issue 18). Items beyond the
+// budget must still read and write.
+func TestItemMapBudget(t *testing.T) {
+	defer core.SetItemMapBudget(3)()
+	d := startFamd(t, embed.Options{})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	r, err := f.CreateRegion("budget", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var its []*core.Item
+	for i := range 6 {
+		it, err := r.Allocate("i"+string(rune('a'+i)), 64, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		its = append(its, it)
+	}
+	mapped := 0
+	for _, it := range its {
+		if _, _, _, ok := it.Local(); ok {
+			mapped++
+		}
+	}
+	if mapped != 3 {
+		t.Fatalf("%d of 6 items mapped with a budget of 3", mapped)
+	}
+	c := f.Default()
+	for i, it := range its {
+		want := []byte{byte(i), 1, 2, 3}
+		if err := c.Put(want, it, 8); err != nil {
+			t.Fatalf("put to item %d: %v", i, err)
+		}
+		got := make([]byte, 4)
+		if err := c.Get(got, it, 8); err != nil || string(got) != string(want) {
+			t.Fatalf("item %d read back %v (%v), want %v", i, got, err, want)
+		}
+	}
+}

@@ -39,7 +39,7 @@ type Allocator struct {
 	maxes  []uint64   // maxes[i]: largest extent size in chunks[i]
 	size   uint64
 	used   uint64
-	blocks map[uint64]uint64 // offset -> rounded size of each allocated block
+	blocks blockTable // offset -> rounded size of each allocated block
 }
 
 // extent is a free range [off, off+size).
@@ -107,10 +107,10 @@ func (a *Allocator) Alloc(n uint64) (off uint64, err error) {
 // outside the heap.
 func (a *Allocator) Free(off, n uint64) error {
 	sz := roundup(n)
-	if got, ok := a.blocks[off]; !ok || sz == 0 || got != sz {
+	if got, ok := a.blocks.get(off); !ok || sz == 0 || got != sz {
 		return ErrNotAllocated
 	}
-	delete(a.blocks, off)
+	a.blocks.del(off)
 	a.used -= sz
 	end := off + sz
 	// No extent starts at off (it was allocated), so floor finds the one
@@ -244,7 +244,7 @@ func (a *Allocator) FreeBytes() uint64 { return a.size - a.used }
 // End returns the end offset of the highest allocated block, or 0 when none
 // is allocated: the size the heap could shrink to.
 func (a *Allocator) End() uint64 {
-	if len(a.blocks) == 0 {
+	if a.blocks.n == 0 {
 		return 0
 	}
 	// Free space is coalesced, so the space above the highest block is
@@ -256,7 +256,7 @@ func (a *Allocator) End() uint64 {
 }
 
 // Blocks returns the number of allocated blocks.
-func (a *Allocator) Blocks() int { return len(a.blocks) }
+func (a *Allocator) Blocks() int { return a.blocks.n }
 
 // LargestFree returns the size of the largest free extent, the biggest
 // request Alloc can currently satisfy.
@@ -269,10 +269,7 @@ func (a *Allocator) LargestFree() uint64 {
 }
 
 func (a *Allocator) track(off, sz uint64) {
-	if a.blocks == nil {
-		a.blocks = make(map[uint64]uint64)
-	}
-	a.blocks[off] = sz
+	a.blocks.set(off, sz)
 	a.used += sz
 }
 

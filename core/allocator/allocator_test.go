@@ -59,12 +59,12 @@ func check(t testing.TB, a *Allocator, used []bool, blocks map[uint64]uint64) {
 	}
 	// Blocks must match the model exactly; the model never lets two
 	// blocks share a unit, so equality also proves no overlap.
-	if len(a.blocks) != len(blocks) || a.Blocks() != len(blocks) {
-		t.Fatalf("%d blocks, model %d", len(a.blocks), len(blocks))
+	if a.blocks.n != len(blocks) || a.Blocks() != len(blocks) {
+		t.Fatalf("%d blocks, model %d", a.blocks.n, len(blocks))
 	}
 	for off, sz := range blocks {
-		if a.blocks[off] != sz {
-			t.Fatalf("block %d: size %d, model %d", off, a.blocks[off], sz)
+		if got, _ := a.blocks.get(off); got != sz {
+			t.Fatalf("block %d: size %d, model %d", off, got, sz)
 		}
 		if off%Align != 0 || sz%Align != 0 || off+sz > a.Size() {
 			t.Fatalf("block [%d,+%d) misaligned or outside [0,%d)", off, sz, a.Size())
@@ -467,7 +467,7 @@ func BenchmarkAllocFree(b *testing.B) {
 // it into its successor; the merged chunk's maximum must drop accordingly.
 // The random tests rarely reach this case, so the chunks are built by hand.
 func TestChunkMerge(t *testing.T) {
-	a := &Allocator{size: 64 * Align, blocks: map[uint64]uint64{}}
+	a := &Allocator{size: 64 * Align}
 	// Free extents at units 0 (size 3), 4 (size 1), 10 (size 1), 12 (size 2).
 	a.chunks = [][]extent{{{0, 3 * Align}, {4 * Align, Align}}, {{10 * Align, Align}, {12 * Align, 2 * Align}}}
 	a.maxes = []uint64{3 * Align, 2 * Align}

@@ -30,15 +30,23 @@
 //     Options.NoSync).
 //
 // A background checkpointer (every Options.CheckpointInterval, when the
-// journal passes Options.CheckpointBytes, and on Close) folds the pending
-// item changes into bbolt in one transaction. Under the lock it renames the
-// active journal to metadata.journal.old (created first under
+// journal passes Options.CheckpointBytes, and on Close) folds the item
+// changes not yet in bbolt into it in one transaction. Those changes are
+// the journal's records and are kept nowhere else (an item change costs its
+// journal write, no second copy in memory). Under the lock the checkpointer
+// renames the active journal to metadata.journal.old (created first under
 // metadata.journal.new, then renamed into place, so the active name always
-// refers to a complete file) and takes the set of pending changes; it then
-// commits that set without the lock, so item changes keep flowing, and
-// finally deletes the old journal. If a commit fails, the changes stay
-// pending and the old journal stays; the next rotation appends the active
-// journal to it so it remains one ordered history.
+// refers to a complete file); it then reads the old journal back and
+// commits the last change of each item, in key order, without the lock, so
+// item changes keep flowing, and finally deletes the old journal. If a
+// commit fails, the old journal stays; the next rotation appends the active
+// journal to it so it remains one ordered history, committed whole by the
+// retry.
+//
+// In memory each region's items are one table of records found through two
+// open-addressing indexes, by offset and by name (index.go), so that an
+// operation on a region of a million items costs about as many cache
+// misses as one on a region of a thousand.
 //
 // Open loads bbolt, replays metadata.journal.old and then metadata.journal,
 // commits the result and starts with an empty journal. Replay is idempotent

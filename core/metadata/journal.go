@@ -143,6 +143,21 @@ type journalOp struct {
 // but whose payload does not decode is real corruption and fails with
 // ErrCorrupt.
 func readJournal(path string, fn func(journalOp)) error {
+	return scanJournal(path, func(typ byte, payload []byte, pos int) error {
+		op, err := decodeOp(typ, payload)
+		if err != nil {
+			return fmt.Errorf("metadata: journal %s at byte %d: %w", path, pos, err)
+		}
+		fn(op)
+		return nil
+	})
+}
+
+// scanJournal is readJournal's framing: it calls fn with the type and
+// payload of each complete record (the payload aliases a buffer that stays
+// valid after scanJournal returns) and the record's byte position, stops at
+// the first error fn returns, and truncates a torn tail as readJournal does.
+func scanJournal(path string, fn func(typ byte, payload []byte, pos int) error) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -165,11 +180,9 @@ func readJournal(path string, fn func(journalOp)) error {
 		if crc32.Checksum(body, castagnoli) != le.Uint32(rest[4+n:]) {
 			break
 		}
-		op, err := decodeOp(body[4], body[5:])
-		if err != nil {
-			return fmt.Errorf("metadata: journal %s at byte %d: %w", path, pos, err)
+		if err := fn(body[4], body[5:], pos); err != nil {
+			return err
 		}
-		fn(op)
 		pos += int(total)
 	}
 	if pos < len(data) {

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -47,32 +48,17 @@ type Options struct {
 	CheckpointBytes int64
 }
 
-// regionState is one region with its items. names indexes the named items.
+// regionState is one region with its items (see itemTable).
 type regionState struct {
 	r     Region
-	items map[uint64]Item
-	names map[string]uint64
+	items *itemTable
 }
 
-// pendingOp is an item change made since the last checkpoint snapshot; for
-// del only the key matters.
-type pendingOp struct {
-	del  bool
-	item Item
-}
-
-// pendingSet holds pending changes by region, then offset, so that
-// DeleteRegion can drop a region's changes at once.
-type pendingSet map[uint64]map[uint64]pendingOp
-
-func (p pendingSet) add(op pendingOp) {
-	m := p[op.item.RegionID]
-	if m == nil {
-		m = make(map[uint64]pendingOp)
-		p[op.item.RegionID] = m
-	}
-	m[op.item.Offset] = op
-}
+// The item changes not yet in bbolt are the records of the journals and
+// nothing else: a checkpoint reads them back from the journal it rotated
+// out (see commit), so an item change costs its journal write and no
+// second copy in memory (no map of pending changes to hash into and grow
+// under the catalogue's lock with every allocation).
 
 // Store is the metadata catalogue: an in-memory copy of every region and
 // item, a journal of item changes, and a bbolt checkpoint. See the package
@@ -81,7 +67,7 @@ type Store struct {
 	dir  string
 	opts Options
 
-	// mu guards the catalogue, the pending set and the active journal; item
+	// mu guards the catalogue and the active journal; item
 	// changes write their journal record while holding it so the journal
 	// order is the order the catalogue saw.
 	mu          sync.RWMutex
@@ -89,7 +75,6 @@ type Store struct {
 	jerr        error // set when the journal is unusable; item changes fail with it
 	regions     map[uint64]*regionState
 	regionNames map[string]uint64
-	pending     pendingSet
 	j           *journal
 	// lastGen is the last incarnation number PutItem gave out. Every
 	// number it gave is either in a journal record still on disk or at
@@ -157,7 +142,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		db:          db,
 		regions:     make(map[uint64]*regionState),
 		regionNames: make(map[string]uint64),
-		pending:     make(pendingSet),
 		kick:        make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
@@ -189,7 +173,7 @@ func (s *Store) load() error {
 			if err != nil {
 				return err
 			}
-			rs := &regionState{r: r, items: make(map[uint64]Item)}
+			rs := &regionState{r: r, items: newItemTable()}
 			s.regions[r.ID] = rs
 			s.regionNames[r.Name] = r.ID
 			b := ib.Bucket(u64key(r.ID))
@@ -201,7 +185,12 @@ func (s *Store) load() error {
 				if err != nil {
 					return err
 				}
-				rs.items[it.Offset] = it
+				// bbolt's keys are the offsets, so each comes once, as
+				// the table's add needs, as long as the record agrees.
+				if len(k) != 8 || binary.BigEndian.Uint64(k) != it.Offset {
+					return fmt.Errorf("item record under key %x of region %d says offset %d: %w", k, r.ID, it.Offset, ErrCorrupt)
+				}
+				rs.items.add(it, 0, false)
 				s.lastGen = max(s.lastGen, it.Gen)
 				return nil
 			})
@@ -223,11 +212,10 @@ func (s *Store) load() error {
 			return // its region was deleted after the record was written
 		}
 		if op.del {
-			delete(rs.items, op.item.Offset)
+			rs.items.remove(op.item.Offset)
 		} else {
-			rs.items[op.item.Offset] = op.item
+			rs.items.put(op.item)
 		}
-		s.pending.add(pendingOp(op))
 	}
 	for _, name := range []string{oldJournal, journalFile} {
 		if err := readJournal(filepath.Join(s.dir, name), replay); err != nil {
@@ -235,18 +223,13 @@ func (s *Store) load() error {
 		}
 	}
 	for _, rs := range s.regions {
-		rs.names = make(map[string]uint64)
-		for off, it := range rs.items {
-			if it.Name != "" {
-				rs.names[it.Name] = off
-			}
-		}
+		rs.items.indexNames()
 	}
 
-	if err := s.commit(s.pending, s.lastGen); err != nil {
+	journals := []string{filepath.Join(s.dir, oldJournal), filepath.Join(s.dir, journalFile)}
+	if err := s.commit(journals, s.lastGen); err != nil {
 		return fmt.Errorf("metadata: checkpoint replayed journal: %w", err)
 	}
-	s.pending = make(pendingSet)
 	for _, name := range []string{oldJournal, newJournal} {
 		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("metadata: %w", err)
@@ -356,29 +339,15 @@ func (s *Store) checkpoint() error {
 		s.mu.Unlock()
 		return err
 	}
-	snap := s.pending
-	s.pending = make(pendingSet)
 	gen := s.lastGen
 	s.mu.Unlock()
 
 	if h := testHooks.afterRotate; h != nil {
 		h()
 	}
-	if err := s.commit(snap, gen); err != nil {
-		// Put back what later changes have not superseded, so a retry
-		// commits it; the old journal still holds it on disk.
-		s.mu.Lock()
-		for rid, ops := range snap {
-			if s.regions[rid] == nil {
-				continue
-			}
-			for _, op := range ops {
-				if _, newer := s.pending[rid][op.item.Offset]; !newer {
-					s.pending.add(op)
-				}
-			}
-		}
-		s.mu.Unlock()
+	if err := s.commit([]string{filepath.Join(s.dir, oldJournal)}, gen); err != nil {
+		// The old journal keeps the changes; the next rotation appends
+		// the active one to it and the retry commits both.
 		return fmt.Errorf("metadata: checkpoint: %w", err)
 	}
 	if h := testHooks.afterCommit; h != nil {
@@ -406,7 +375,7 @@ func (s *Store) checkpoint() error {
 
 // rotateLocked makes the active journal's records part of the old journal
 // and starts an empty active journal. Holding mu keeps writers out, so the
-// pending set taken right after matches the old journal exactly. Called with
+// incarnation counter read right after covers the old journal exactly. Called with
 // ckptMu and mu held.
 func (s *Store) rotateLocked() error {
 	active := filepath.Join(s.dir, journalFile)
@@ -450,14 +419,42 @@ func (s *Store) rotateLocked() error {
 	return nil
 }
 
-// commit writes pending item changes to bbolt in one transaction, with gen,
-// the incarnation counter when they were taken, as the new high-water mark
-// (the journal that holds them, and their numbers, is deleted after).
-// Changes for regions no longer in bbolt are dropped: DeleteRegion may have
-// committed after the snapshot was taken. Called with ckptMu held, or
-// before the store is shared.
-func (s *Store) commit(p pendingSet, gen uint64) error {
-	if len(p) == 0 && gen <= s.savedGen {
+// change is one journal record to fold into bbolt: the item record val
+// (as the journal holds it, which is how bbolt holds it too) at offset off
+// of region rid, or the item's deletion when val is nil.
+type change struct {
+	rid, off uint64
+	seq      int // its place in the journals, for the last change of an item
+	val      []byte
+}
+
+// commit folds the item changes recorded in the journals at paths (in that
+// order; a missing one is empty) into bbolt in one transaction, with gen,
+// the incarnation counter when they were rotated out, as the new
+// high-water mark (the journals, and their numbers, are deleted after).
+// Only the last change of each item is written. Changes for regions no
+// longer in bbolt are dropped: DeleteRegion may have committed after the
+// records were written. Called with ckptMu held, or before the store is
+// shared.
+func (s *Store) commit(paths []string, gen uint64) error {
+	var chs []change
+	for _, path := range paths {
+		err := scanJournal(path, func(typ byte, p []byte, pos int) error {
+			switch {
+			case typ == recPut && len(p) >= 1+16:
+				chs = append(chs, change{rid: le.Uint64(p[1:]), off: le.Uint64(p[9:]), seq: len(chs), val: p})
+			case typ == recDelete && len(p) == deleteLen:
+				chs = append(chs, change{rid: le.Uint64(p), off: le.Uint64(p[8:]), seq: len(chs)})
+			default:
+				return fmt.Errorf("metadata: journal %s at byte %d: record type %d of %d bytes: %w", path, pos, typ, len(p), ErrCorrupt)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if len(chs) == 0 && gen <= s.savedGen {
 		return nil
 	}
 	if h := testHooks.commit; h != nil {
@@ -465,6 +462,21 @@ func (s *Store) commit(p pendingSet, gen uint64) error {
 			return err
 		}
 	}
+	// In key order: bbolt keeps a node's keys in one sorted slice until
+	// the commit splits it, so puts in journal (random) order shift that
+	// slice each time, quadratic in the changes of one checkpoint (534 s
+	// for a million allocations); in order, each put appends or lands
+	// where the last one did. Ties go by journal order, so an item's last
+	// change is the last of its run; changes of different items commute.
+	slices.SortFunc(chs, func(a, b change) int {
+		if c := cmpU64(a.rid, b.rid); c != 0 {
+			return c
+		}
+		if c := cmpU64(a.off, b.off); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketItems)
 		if gen > ib.Sequence() {
@@ -472,32 +484,25 @@ func (s *Store) commit(p pendingSet, gen uint64) error {
 				return err
 			}
 		}
-		for rid, ops := range p {
-			b := ib.Bucket(u64key(rid))
+		var b *bolt.Bucket
+		for i, c := range chs {
+			if i == 0 || chs[i-1].rid != c.rid {
+				b = ib.Bucket(u64key(c.rid))
+			}
+			if i+1 < len(chs) && chs[i+1].rid == c.rid && chs[i+1].off == c.off {
+				continue // superseded
+			}
 			if b == nil {
-				continue
+				continue // region deleted
 			}
-			// In key order: bbolt keeps a node's keys in one sorted slice
-			// until the commit splits it, so puts in map (random) order
-			// shift that slice each time, quadratic in the changes of one
-			// checkpoint (534 s for a million allocations); in order, each
-			// put appends or lands where the last one did.
-			offs := make([]uint64, 0, len(ops))
-			for off := range ops {
-				offs = append(offs, off)
+			var err error
+			if c.val == nil {
+				err = b.Delete(u64key(c.off))
+			} else {
+				err = b.Put(u64key(c.off), c.val)
 			}
-			slices.Sort(offs)
-			for _, off := range offs {
-				op := ops[off]
-				var err error
-				if op.del {
-					err = b.Delete(u64key(off))
-				} else {
-					err = b.Put(u64key(off), appendItem(nil, &op.item))
-				}
-				if err != nil {
-					return err
-				}
+			if err != nil {
+				return err
 			}
 		}
 		return nil
@@ -564,7 +569,7 @@ func (s *Store) CreateRegion(r Region) (Region, error) {
 	if err != nil {
 		return Region{}, fmt.Errorf("metadata: create region %q: %w", r.Name, err)
 	}
-	s.regions[r.ID] = &regionState{r: r, items: make(map[uint64]Item), names: make(map[string]uint64)}
+	s.regions[r.ID] = &regionState{r: r, items: newItemTable()}
 	s.regionNames[r.Name] = r.ID
 	return cloneRegion(r), nil
 }
@@ -631,8 +636,7 @@ func (s *Store) DeleteRegion(id uint64) error {
 	delete(s.regions, id)
 	delete(s.regionNames, rs.r.Name)
 	// Their journal records stay on disk until the next checkpoint, but
-	// replay drops items of regions that do not exist.
-	delete(s.pending, id)
+	// replay and commit drop items of regions that do not exist.
 	return nil
 }
 
@@ -689,25 +693,24 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
-// logItemLocked journals an item change and, once it is written, adds it to
-// the pending set. Called with mu held.
-func (s *Store) logItemLocked(op pendingOp) error {
+// logItemLocked journals an item change: it, or the deletion of the item
+// at it's offset when del. Called with mu held.
+func (s *Store) logItemLocked(del bool, it *Item) error {
 	if s.jerr != nil {
 		return s.jerr
 	}
 	var b []byte
-	if op.del {
+	if del {
 		b = s.j.beginRecord(recDelete)
-		b = le.AppendUint64(b, op.item.RegionID)
-		b = le.AppendUint64(b, op.item.Offset)
+		b = le.AppendUint64(b, it.RegionID)
+		b = le.AppendUint64(b, it.Offset)
 	} else {
 		b = s.j.beginRecord(recPut)
-		b = appendItem(b, &op.item)
+		b = appendItem(b, it)
 	}
 	if err := s.j.appendRecord(b); err != nil {
 		return err
 	}
-	s.pending.add(op)
 	if s.j.size >= s.opts.CheckpointBytes {
 		select {
 		case s.kick <- struct{}{}:
@@ -740,24 +743,23 @@ func (s *Store) PutItem(it Item) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: put item: region %d: %w", it.RegionID, ErrNotFound)
 	}
-	if _, ok := rs.items[it.Offset]; ok {
+	if rs.items.at(it.Offset) != nil {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", it.RegionID, it.Offset, ErrExists)
 	}
+	var h uint32
 	if it.Name != "" {
-		if _, ok := rs.names[it.Name]; ok {
+		h = rs.items.nameHash(it.Name)
+		if rs.items.named(it.Name, h) != nil {
 			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
 		}
 	}
 	// A number burnt by a failed journal write is simply never used.
 	s.lastGen++
 	it.Gen = s.lastGen
-	if err := s.logItemLocked(pendingOp{item: it}); err != nil {
+	if err := s.logItemLocked(false, &it); err != nil {
 		return err
 	}
-	rs.items[it.Offset] = it
-	if it.Name != "" {
-		rs.names[it.Name] = it.Offset
-	}
+	rs.items.add(it, h, true)
 	return nil
 }
 
@@ -778,27 +780,23 @@ func (s *Store) UpdateItem(it Item) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: update item: region %d: %w", it.RegionID, ErrNotFound)
 	}
-	cur, ok := rs.items[it.Offset]
-	if !ok {
+	p := rs.items.at(it.Offset)
+	if p == nil {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", it.RegionID, it.Offset, ErrNotFound)
 	}
-	if it.Name != "" {
-		if off, ok := rs.names[it.Name]; ok && off != it.Offset {
+	cur := *p
+	var h uint32
+	if it.Name != "" && it.Name != cur.Name {
+		h = rs.items.nameHash(it.Name)
+		if o := rs.items.named(it.Name, h); o != nil && o.Offset != it.Offset {
 			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
 		}
 	}
-	oldName := cur.Name
 	cur.Mode, cur.Name, cur.Size = it.Mode, it.Name, it.Size
-	if err := s.logItemLocked(pendingOp{item: cur}); err != nil {
+	if err := s.logItemLocked(false, &cur); err != nil {
 		return err
 	}
-	rs.items[it.Offset] = cur
-	if oldName != "" {
-		delete(rs.names, oldName)
-	}
-	if cur.Name != "" {
-		rs.names[cur.Name] = cur.Offset
-	}
+	rs.items.update(cur, h)
 	return nil
 }
 
@@ -814,17 +812,13 @@ func (s *Store) DeleteItem(regionID, offset uint64) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: delete item: region %d: %w", regionID, ErrNotFound)
 	}
-	cur, ok := rs.items[offset]
-	if !ok {
+	if rs.items.at(offset) == nil {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
 	}
-	if err := s.logItemLocked(pendingOp{del: true, item: Item{RegionID: regionID, Offset: offset}}); err != nil {
+	if err := s.logItemLocked(true, &Item{RegionID: regionID, Offset: offset}); err != nil {
 		return err
 	}
-	delete(rs.items, offset)
-	if cur.Name != "" {
-		delete(rs.names, cur.Name)
-	}
+	rs.items.remove(offset)
 	return nil
 }
 
@@ -836,8 +830,8 @@ func (s *Store) ItemAt(regionID, offset uint64) (Item, error) {
 		return Item{}, err
 	}
 	if rs := s.regions[regionID]; rs != nil {
-		if it, ok := rs.items[offset]; ok {
-			return it, nil
+		if it := rs.items.at(offset); it != nil {
+			return *it, nil
 		}
 	}
 	return Item{}, fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
@@ -852,8 +846,8 @@ func (s *Store) ItemByName(regionID uint64, name string) (Item, error) {
 		return Item{}, err
 	}
 	if rs := s.regions[regionID]; rs != nil && name != "" {
-		if off, ok := rs.names[name]; ok {
-			return rs.items[off], nil
+		if it := rs.items.named(name, rs.items.nameHash(name)); it != nil {
+			return *it, nil
 		}
 	}
 	return Item{}, fmt.Errorf("metadata: item %q in region %d: %w", name, regionID, ErrNotFound)
@@ -868,10 +862,8 @@ func (s *Store) Items(regionID uint64) []Item {
 	if s.closed || rs == nil {
 		return nil
 	}
-	out := make([]Item, 0, len(rs.items))
-	for _, it := range rs.items {
-		out = append(out, it)
-	}
+	out := make([]Item, 0, rs.items.len())
+	rs.items.each(func(it *Item) { out = append(out, *it) })
 	slices.SortFunc(out, func(a, b Item) int { return cmpU64(a.Offset, b.Offset) })
 	return out
 }
