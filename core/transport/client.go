@@ -655,7 +655,7 @@ type req struct {
 	op       wire.Op
 	dst      []byte // where a Get or Gather reply's data goes
 	res      [wire.AtomicResultSize]byte
-	res64    [3]uint64 // OpenFD reply arguments
+	res64    [4]uint64 // OpenFD, FabricKey reply arguments
 	fd       *os.File
 	cc       *cconn
 	id       uint64
@@ -1369,6 +1369,8 @@ func (cc *cconn) complete(h wire.Header, r *req) error {
 		return err
 	case wire.OpHello:
 		r.res64[0] = h.Arg[0] // the server's features
+	case wire.OpFabricKey:
+		r.res64 = h.Arg // the registration (fabric.go)
 	case wire.OpControl:
 		r.dst = make([]byte, h.PayloadLen)
 		if _, err := io.ReadFull(cc.br, r.dst); err != nil {

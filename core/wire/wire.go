@@ -55,17 +55,29 @@ const (
 	// OpCommit makes a range of the item durable (issue 20): the server
 	// answers once its bytes are on stable storage.
 	OpCommit Op = 12
-	opEnd    Op = 13
+	// OpFabricKey asks the server to expose the key's bytes on its
+	// libfabric endpoint (issue 15); the reply carries the registration:
+	// Arg[0] the remote key, Arg[1] the base address, Arg[2] the size,
+	// Arg[3] the rights.
+	OpFabricKey Op = 13
+	// opEnd is one past the last opcode: a new opcode goes above it, opEnd
+	// moves up by one, and the name goes at the end of opNames (TestOpNames
+	// fails on a forgotten name; a name too many does not compile).
+	opEnd Op = 14
 )
 
-var opNames = [...]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
-	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control", "Commit"}
+// opNames is indexed by opcode.
+var opNames = [opEnd]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
+	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control", "Commit", "FabricKey"}
 
 // Features a server announces in its Hello reply's Arg[0] (a server that
 // predates them announces none).
 const (
 	// FeatureControl: the server serves Control requests.
 	FeatureControl uint64 = 1 << 0
+	// FeatureFabric: the server has a libfabric endpoint and serves
+	// FabricKey requests.
+	FeatureFabric uint64 = 1 << 1
 )
 
 // MaxControl is the largest payload of a Control request (a control
@@ -110,6 +122,8 @@ const (
 //	Control reply   payload the encoded reply; Arg[3] 1 when a descriptor is
 //	                attached, Arg[0..2] then as in the OpenFD reply
 //	Commit          Arg[0] offset, Arg[1] length; no payload either way
+//	FabricKey       no argument but the key; no payload either way
+//	FabricKey reply Arg[0] remote key, Arg[1] base, Arg[2] size, Arg[3] rights
 type Header struct {
 	Op         Op
 	Flags      uint8
