@@ -109,6 +109,10 @@ type Options struct {
 	// otherwise role all opens an endpoint on it for its own regions
 	// (role metadata holds none, and only announces it).
 	Provider string
+	// Fabric, when set, is an endpoint already open to use instead of
+	// opening one on Provider (tests give a double); Close leaves it
+	// open.
+	Fabric transport.FabricServer
 }
 
 // Famd is a running in-process famd. Its methods are safe for concurrent
@@ -280,8 +284,8 @@ func Start(opts Options) (_ *Famd, err error) {
 	if warnf == nil {
 		warnf = clusterLogf
 	}
-	var fab transport.FabricServer
-	if opts.Role != "metadata" {
+	fab := opts.Fabric
+	if fab == nil && opts.Role != "metadata" {
 		host, _, _ := net.SplitHostPort(d.addr)
 		if d.fabric, err = openFabric(opts.Provider, host, opts.Logf); err != nil {
 			return nil, err
