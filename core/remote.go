@@ -52,7 +52,11 @@ type remote struct {
 	// Data planes of memory servers, dialled on first use (see
 	// memClient).
 	mmu  sync.Mutex
-	mems map[uint64]*transport.Client
+	mems map[uint64]DataPlane
+
+	// fab is the libfabric side: the client's provider choice and the
+	// endpoint of fabric planes (fabricplane.go).
+	fab fabricState
 
 	// staleMaps are item mappings of renewed or released views, retired
 	// at Finalize (a racing thread may still use one).
@@ -162,7 +166,23 @@ func dialRemote(opts Options) (*remote, error) {
 		conn.Close()
 		return nil, Errorf(CodeRPC, "", "famd data plane at %s: %v", daddr, err)
 	}
-	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
+	// famd's own data plane: a fabric plane when famd runs a libfabric
+	// provider (fabricplane.go); the check of the client's choice fails
+	// fam_initialize on a mismatch.
+	choice := choiceOf(opts)
+	fs := &fabricState{choice: choice}
+	data, err := fs.plane("famd at "+opts.Server, info.GetProvider(), info.GetFabricAddr(), dc)
+	if err != nil {
+		conn.Close()
+		fs.close()
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		return nil, Errorf(CodeRPC, "", "%v", err)
+	}
+	nr := newRemote(r.addr, r.cl, data, r.unix, r.timeout, r.job)
+	nr.fab.choice, nr.fab.ep = choice, fs.ep
 	nr.conn = conn
 	nr.sess = sess
 	nr.startSession(sess)
@@ -277,6 +297,7 @@ func (r *remote) shutdown() {
 	}
 	r.mems = nil
 	r.mmu.Unlock()
+	r.fab.close() // after every plane on it
 	if r.conn != nil {
 		r.conn.Close()
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/gofam/openfam/core/fabric"
+	"github.com/gofam/openfam/core/transport"
 )
 
 // The libfabric data plane (issue 15): famd --provider NAME opens one
@@ -46,4 +47,15 @@ func closeFabric(ep *fabric.Endpoint) error {
 		return nil
 	}
 	return ep.Close()
+}
+
+// fabricServer is the endpoint the memory server exposes keys on, if any.
+func (m *Memory) fabricServer() transport.FabricServer {
+	if m.opts.Fabric != nil {
+		return m.opts.Fabric
+	}
+	if m.fabric != nil {
+		return m.fabric
+	}
+	return nil
 }

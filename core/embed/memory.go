@@ -67,6 +67,10 @@ type MemoryOptions struct {
 	// "" or "tcp", the project's own TCP protocol only; otherwise an
 	// endpoint on it exposes the server's keys (fabric.go).
 	Provider string
+	// Fabric, when set, is an endpoint already open to use instead of
+	// opening one on Provider (tests give a double); Close leaves it
+	// open.
+	Fabric transport.FabricServer
 }
 
 // Memory is a running memory server (famd --role memory). Its methods are
@@ -164,10 +168,12 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 	_, dport, _ := net.SplitHostPort(dl.Addr().String())
 	m.addr, m.dataAddr = net.JoinHostPort(host, cport), net.JoinHostPort(host, dport)
 
-	if m.fabric, err = openFabric(opts.Provider, host, opts.Logf); err != nil {
+	fab := opts.Fabric
+	if fab != nil {
+		ms.SetFabric(fab)
+	} else if m.fabric, err = openFabric(opts.Provider, host, opts.Logf); err != nil {
 		return nil, err
 	}
-	var fab transport.FabricServer
 	if m.fabric != nil {
 		cleanup = append(cleanup, func() { m.fabric.Close() })
 		fab = m.fabric
@@ -219,8 +225,8 @@ func (m *Memory) joinLoop() {
 	host, _ := os.Hostname()
 	req := &pb.JoinRequest{Uuid: m.ms.UUID(), Control: m.addr, DataTcp: m.dataAddr, DataUnix: m.dataSock,
 		Hostname: host, Secret: []byte(m.ms.Secret())}
-	if m.fabric != nil {
-		req.Provider, req.FabricAddr = m.fabric.Provider(), m.fabric.Addr()
+	if fab := m.fabricServer(); fab != nil {
+		req.Provider, req.FabricAddr = fab.Provider(), fab.Addr()
 	}
 	for attempt := 0; ; attempt++ {
 		id, err := m.join(req)

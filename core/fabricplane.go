@@ -1,0 +1,216 @@
+package core
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/gofam/openfam/core/amo"
+	"github.com/gofam/openfam/core/fabric"
+	"github.com/gofam/openfam/core/transport"
+)
+
+// The libfabric data plane on the client side (issue 15). Every famd
+// announces the provider its data plane runs (Info for famd's own regions,
+// Servers for memory servers); a server on a libfabric provider gets a
+// fabric Plane for data, reached through one endpoint per instance (opened
+// on first use, closed at Finalize), with the server's own protocol
+// (*transport.Client) kept for control: keys' registrations, atomics the
+// provider lacks, descriptors of same-host items (the fd-mapped fast path
+// stays as it is) and commits.
+//
+// The client's choice is OPENFAM_PROVIDER (Options.Provider): when set
+// and different from a server's, the instance refuses that server with
+// both names. OpenFAM programs also name a provider in Fam_Options
+// (libfabricProvider) or fam_pe_config.yaml (provider), by habit
+// "sockets": that choice only warns, once, and the servers' provider is
+// used (bindings/compat/MIGRATING.md).
+
+// providerChoice is what the client asked for.
+type providerChoice struct {
+	name     string // "" when nothing was asked
+	explicit bool   // from OPENFAM_PROVIDER: a mismatch is an error
+	source   string // where name came from, for messages
+}
+
+// choiceOf reads the client's provider choice from opts.
+func choiceOf(opts Options) providerChoice {
+	if p := strings.TrimSpace(opts.Provider); p != "" {
+		return providerChoice{name: p, explicit: true, source: "OPENFAM_PROVIDER"}
+	}
+	if p := strings.TrimSpace(opts.Settings["LIBFABRIC_PROVIDER"]); p != "" {
+		return providerChoice{name: p, source: "the OpenFAM option LIBFABRIC_PROVIDER (Fam_Options.libfabricProvider or fam_pe_config.yaml's provider)"}
+	}
+	return providerChoice{}
+}
+
+// normProvider is a provider string as compared: "" is the default, tcp.
+func normProvider(p string) string {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return fabric.TCP
+	}
+	return p
+}
+
+// isTCPProvider reports whether p is the project's own data plane.
+func isTCPProvider(p string) bool { return normProvider(p) == fabric.TCP }
+
+// providerWarn prints the warning of a provider choice that is not
+// honoured; tests replace it.
+var providerWarn = func(msg string) { fmt.Fprintln(os.Stderr, "openfam: warning: "+msg) }
+
+// fabricState is an instance's libfabric side: the client's choice, the
+// one endpoint, and the warning given once.
+type fabricState struct {
+	choice providerChoice
+	warned sync.Once
+
+	mu sync.Mutex
+	ep *fabric.Endpoint
+}
+
+// checkProvider compares the client's choice with the provider of the
+// server described by who: an explicit choice that differs fails with both
+// names; an OpenFAM option that differs warns once and is overridden.
+func (s *fabricState) checkProvider(who, serverProv string) error {
+	c := s.choice
+	if c.name == "" || strings.EqualFold(normProvider(c.name), normProvider(serverProv)) {
+		return nil
+	}
+	sp := normProvider(serverProv)
+	if c.explicit {
+		return Errorf(CodeInvalid, "", "data-plane provider mismatch: OPENFAM_PROVIDER=%q, but %s runs the %q data plane: set OPENFAM_PROVIDER=%q (or unset it to use the servers' choice), or start the famds with --provider %q (famrun --provider)",
+			c.name, who, sp, sp, c.name)
+	}
+	s.warned.Do(func() {
+		providerWarn(fmt.Sprintf("%s names provider %q, but %s runs the %q data plane: using %q (set OPENFAM_PROVIDER to insist)", c.source, c.name, who, sp, sp))
+	})
+	return nil
+}
+
+// endpoint returns the instance's fabric endpoint on prov, opening it on
+// first use. One instance talks to servers of one provider.
+func (s *fabricState) endpoint(prov string) (*fabric.Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ep != nil {
+		if !strings.EqualFold(s.ep.Provider(), prov) {
+			return nil, fmt.Errorf("servers of one job run different data-plane providers (%q and %q): start every famd with the same --provider", s.ep.Provider(), prov)
+		}
+		return s.ep, nil
+	}
+	ep, err := fabric.Open(prov, fabric.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("opening the %q data plane (the servers' --provider): %w; `fi_info -l` lists the providers libfabric has on this host", prov, err)
+	}
+	s.ep = ep
+	return ep, nil
+}
+
+// close closes the endpoint, after every Plane using it was closed.
+func (s *fabricState) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ep != nil {
+		s.ep.Close()
+		s.ep = nil
+	}
+}
+
+// plane returns the data plane to the server described by who, whose
+// protocol client is ctl: ctl itself for the tcp data plane (or a server
+// that announces no fabric address), else a fabric Plane over the
+// instance's endpoint with ctl for control. On error ctl is closed.
+func (s *fabricState) plane(who, prov string, addr []byte, ctl *transport.Client) (DataPlane, error) {
+	if err := s.checkProvider(who, prov); err != nil {
+		ctl.Close()
+		return nil, err
+	}
+	if isTCPProvider(prov) || len(addr) == 0 {
+		return ctl, nil
+	}
+	prov = normProvider(prov)
+	ep, err := s.endpoint(prov)
+	if err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("%w: %s: %v", transport.ErrUnavailable, who, err)
+	}
+	p, err := ep.Plane(addr, ctl)
+	if err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("%w: %s on the %q fabric: %v", transport.ErrUnavailable, who, prov, err)
+	}
+	dp, ok := any(p).(DataPlane)
+	if !ok {
+		// The surface promises it; a build where it does not hold must
+		// fail clearly rather than move bytes the wrong way.
+		ctl.Close()
+		return nil, fmt.Errorf("%w: %s: this build's fabric.Plane is not a data plane", transport.ErrUnavailable, who)
+	}
+	return &fabricData{DataPlane: dp, ctl: ctl}, nil
+}
+
+// fabricData is a fabric Plane with the server's protocol client beside
+// it, for what only that protocol does (see ctlClient).
+type fabricData struct {
+	DataPlane
+	ctl *transport.Client
+}
+
+// Ctl returns the server's protocol client: control calls over the data
+// plane, commits, descriptors.
+func (d *fabricData) Ctl() *transport.Client { return d.ctl }
+
+// OpenFD implements DataPlane on the server's protocol: a same-host item
+// is mapped from famd's descriptor whatever the fabric.
+func (d *fabricData) OpenFD(key transport.Key) (*os.File, uint64, uint64, uint8, error) {
+	return d.ctl.OpenFD(key)
+}
+
+// CommitAsync implements committer: the server makes the bytes durable
+// (the Plane's writes have completed by the time fam_quiet commits).
+func (d *fabricData) CommitAsync(key transport.Key, off, n uint64) *transport.Call {
+	return d.ctl.CommitAsync(key, off, n)
+}
+
+// AtomicAsync implements asyncAtomics: the Plane's own when it has one,
+// else the Plane's blocking atomic, whose outcome the Call reports. The
+// atomic never goes to the server's protocol behind the Plane's back: a
+// word is updated by one kind of atomics only (spec/wire.md section 11).
+func (d *fabricData) AtomicAsync(key transport.Key, off uint64, kind amo.Kind, op amo.Op, v amo.Value) *transport.Call {
+	return atomicAsyncOn(d.DataPlane, key, off, kind, op, v)
+}
+
+// ctlClient returns the server's protocol client behind a data plane:
+// d itself, or a fabric plane's control client; nil for others (test
+// doubles, striped planes).
+func ctlClient(d DataPlane) *transport.Client {
+	switch c := d.(type) {
+	case *transport.Client:
+		return c
+	case interface{ Ctl() *transport.Client }:
+		return c.Ctl()
+	}
+	return nil
+}
+
+// atomicAsyncOn issues a non-fetching atomic on d without waiting when d
+// can, else waits and returns the finished Call.
+func atomicAsyncOn(d DataPlane, key transport.Key, off uint64, kind amo.Kind, op amo.Op, v amo.Value) *transport.Call {
+	if a, ok := d.(asyncAtomics); ok {
+		return a.AtomicAsync(key, off, kind, op, v)
+	}
+	_, err := d.Atomic(key, off, kind, op, v, amo.Value{}, false)
+	return transport.DoneCall(err)
+}
+
+// commitAsyncOn starts a commit on d; a plane without commits (a test
+// double) makes its writes durable itself.
+func commitAsyncOn(d DataPlane, key transport.Key, off, n uint64) *transport.Call {
+	if c, ok := d.(committer); ok {
+		return c.CommitAsync(key, off, n)
+	}
+	return transport.DoneCall(nil)
+}
