@@ -136,3 +136,26 @@ func TestProviderMismatchMemoryServer(t *testing.T) {
 		t.Fatalf("put to a tcp;ofi_rxm memory server with OPENFAM_PROVIDER=tcp: %v; want a refusal naming both", err)
 	}
 }
+
+// TestFamdFabricPlaneRenewed: when famd's own fabric plane fails as
+// unavailable (famd came back with its endpoint elsewhere), the failing
+// call reports it and the next call runs on a plane rebuilt from what
+// famd announces now.
+func TestFamdFabricPlaneRenewed(t *testing.T) {
+	d := startFamd(t, embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "renew-token"})
+	f := client(t, d.Addr(), writeToken(t, "renew-token"))
+	defer f.Finalize()
+	core.BreakFamdFabricPlane(f)
+	r := mustV(f.CreateRegion("renew", 1<<20, 0o600, core.RegionAttr{}))(t, "create region")
+	it := mustV(r.Allocate("x", 64, 0o600))(t, "allocate")
+	ctx := f.Default()
+	if err := ctx.Put([]byte("first"), it, 0); core.CodeOf(err) != core.CodeRPC {
+		t.Fatalf("put on the dead plane: %v, want FAM_ERR_RPC (unavailable)", err)
+	}
+	must(t, "put after the renewal", ctx.Put([]byte("again"), it, 0))
+	got := make([]byte, 5)
+	must(t, "get", ctx.Get(got, it, 0))
+	if string(got) != "again" {
+		t.Fatalf("read %q", got)
+	}
+}

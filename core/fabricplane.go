@@ -9,6 +9,7 @@ import (
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/fabric"
 	"github.com/gofam/openfam/core/transport"
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
 // The libfabric data plane on the client side (issue 15). Every famd
@@ -69,6 +70,8 @@ type fabricState struct {
 
 	mu sync.Mutex
 	ep *fabric.Endpoint
+	// renewMu serializes renewals of famd's own fabric plane.
+	renewMu sync.Mutex
 }
 
 // checkProvider compares the client's choice with the provider of the
@@ -157,6 +160,9 @@ func (s *fabricState) plane(who, prov string, addr []byte, ctl *transport.Client
 type fabricData struct {
 	DataPlane
 	ctl *transport.Client
+	// renew, set on famd's own fabric plane, rebuilds it from what famd
+	// announces now (remote.renewFamdPlane).
+	renew func(*fabricData) bool
 }
 
 // Ctl returns the server's protocol client: control calls over the data
@@ -213,4 +219,67 @@ func commitAsyncOn(d DataPlane, key transport.Key, off, n uint64) *transport.Cal
 		return c.CommitAsync(key, off, n)
 	}
 	return transport.DoneCall(nil)
+}
+
+// dataBox holds famd's own data plane for remote.dataP.
+type dataBox struct{ d DataPlane }
+
+// data returns famd's own data plane.
+func (r *remote) data() DataPlane {
+	if b := r.dataP.Load(); b != nil {
+		return b.d
+	}
+	return nil
+}
+
+// renewFabric runs after a call on item it failed as unavailable: when the
+// item's data plane is famd's own fabric plane, famd may have restarted
+// with its endpoint at a new address (a restart keeps famd's socket and
+// TCP address, not its fabric address), so the plane is rebuilt from what
+// famd announces now and the item resolved again onto it. The failed call
+// is not retried (it may have been applied); the next one uses the new
+// plane.
+func renewFabric(it *Item, op string) {
+	fd, ok := it.view.Load().dp.(*fabricData)
+	if !ok || fd.renew == nil || !fd.renew(fd) {
+		return
+	}
+	_ = it.f.b.refresh(it, op, nil)
+}
+
+// renewFamdPlane replaces old, famd's own fabric plane, with one to the
+// fabric address famd announces now. It reports whether famd's data plane
+// is another one than old by the time it returns.
+func (r *remote) renewFamdPlane(old *fabricData) bool {
+	r.fab.renewMu.Lock()
+	defer r.fab.renewMu.Unlock()
+	if r.data() != DataPlane(old) {
+		return true // renewed by another caller
+	}
+	ctx, cancel := r.ctx()
+	defer cancel()
+	info, err := r.cl.Info(ctx, &pb.InfoRequest{})
+	if err != nil {
+		return false
+	}
+	network, daddr, token := "tcp", info.GetDataTcp(), r.token
+	if r.unix && info.GetDataUnix() != "" {
+		network, daddr, token = "unix", info.GetDataUnix(), ""
+	}
+	dc, err := transport.Dial(network, daddr, transport.ClientOptions{Token: token, Timeout: r.timeout, Spin: r.spin})
+	if err != nil {
+		return false
+	}
+	d, err := r.fab.plane("famd at "+r.addr, info.GetProvider(), info.GetFabricAddr(), dc)
+	if err != nil {
+		return false
+	}
+	if fd, ok := d.(*fabricData); ok {
+		fd.renew = r.renewFamdPlane
+	}
+	r.dataP.Store(&dataBox{d})
+	// Views still holding old fail until they are resolved again (their
+	// keys died with famd anyway); closing it fails them at once.
+	old.Close()
+	return true
 }

@@ -30,10 +30,13 @@ import (
 // is on this host (a Unix socket), items mapped from descriptors famd
 // passes so the data path runs on local memory as in embedded mode.
 type remote struct {
-	addr    string
-	conn    *grpc.ClientConn
-	cl      pb.FamClient
-	data    DataPlane
+	addr string
+	conn *grpc.ClientConn
+	cl   pb.FamClient
+	// dataP is famd's own data plane, read with data(); a fabric plane is
+	// replaced when famd comes back with a new fabric address
+	// (fabricplane.go).
+	dataP   atomic.Pointer[dataBox]
 	unix    bool
 	timeout time.Duration
 	job     string
@@ -183,6 +186,9 @@ func dialRemote(opts Options) (*remote, error) {
 	}
 	nr := newRemote(r.addr, r.cl, data, r.unix, r.timeout, r.job)
 	nr.fab.choice, nr.fab.ep = choice, fs.ep
+	if fd, ok := data.(*fabricData); ok {
+		fd.renew = nr.renewFamdPlane
+	}
 	nr.conn = conn
 	nr.sess = sess
 	nr.startSession(sess)
@@ -288,8 +294,8 @@ func (r *remote) shutdown() {
 	if r.endSession != nil {
 		r.endSession()
 	}
-	if r.data != nil {
-		r.data.Close()
+	if d := r.data(); d != nil {
+		d.Close()
 	}
 	r.mmu.Lock()
 	for _, c := range r.mems {
@@ -375,7 +381,9 @@ func newRemote(addr string, cl pb.FamClient, data DataPlane, unix bool, timeout 
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &remote{addr: addr, cl: cl, data: data, unix: unix, timeout: timeout, job: job}
+	r := &remote{addr: addr, cl: cl, unix: unix, timeout: timeout, job: job}
+	r.dataP.Store(&dataBox{data})
+	return r
 }
 
 // startSession keeps a Session stream open with famd for as long as the
