@@ -56,7 +56,10 @@ func normProvider(p string) string {
 }
 
 // isTCPProvider reports whether p is the project's own data plane.
-func isTCPProvider(p string) bool { return normProvider(p) == fabric.TCP }
+func isTCPProvider(p string) bool { return strings.EqualFold(normProvider(p), fabric.TCP) }
+
+// The fabric Plane's control channel is the server's protocol client.
+var _ fabric.Control = (*transport.Client)(nil)
 
 // providerWarn prints the warning of a provider choice that is not
 // honoured; tests replace it.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/gofam/openfam/core/fabric"
 	"github.com/gofam/openfam/core/transport"
@@ -16,8 +17,12 @@ import (
 // it when clients ask. "tcp" (or "") is the project's own TCP protocol,
 // the default, which needs no endpoint.
 
-// IsTCP reports whether provider names the project's own data plane.
-func IsTCP(provider string) bool { return provider == "" || provider == fabric.TCP }
+// IsTCP reports whether provider names the project's own data plane ("",
+// or "tcp" in any case: libfabric's own tcp provider is "tcp;ofi_rxm").
+func IsTCP(provider string) bool {
+	p := strings.TrimSpace(provider)
+	return p == "" || strings.EqualFold(p, fabric.TCP)
+}
 
 // openFabric opens the endpoint of provider for a server whose clients
 // reach it at host ("" or a wildcard: the provider chooses). It returns
