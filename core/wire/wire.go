@@ -84,6 +84,10 @@ const (
 // call's encoded request message).
 const MaxControl = 64 << 10
 
+// Known reports whether o is an opcode of this protocol version (what
+// Check accepts): for tables indexed by opcode, which then grow with it.
+func (o Op) Known() bool { return o > 0 && o < opEnd }
+
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
 		return opNames[o]
