@@ -15,8 +15,9 @@ import (
 // The libfabric data plane on the client side (issue 15). Every famd
 // announces the provider its data plane runs (Info for famd's own regions,
 // Servers for memory servers); a server on a libfabric provider gets a
-// fabric Plane for data, reached through one endpoint per instance (opened
-// on first use, closed at Finalize), with the server's own protocol
+// fabric Plane for data, reached through the process's endpoint on that
+// provider (opened on first use, shared by the process's instances and
+// closed when the last of them finalizes), with the server's own protocol
 // (*transport.Client) kept for control: keys' registrations, atomics the
 // provider lacks, descriptors of same-host items (the fd-mapped fast path
 // stays as it is) and commits.
@@ -107,7 +108,7 @@ func (s *fabricState) endpoint(prov string) (*fabric.Endpoint, error) {
 		}
 		return s.ep, nil
 	}
-	ep, err := fabric.Open(prov, fabric.Options{})
+	ep, err := acquireEndpoint(prov)
 	if err != nil {
 		return nil, fmt.Errorf("opening the %q data plane (the servers' --provider): %w; `fi_info -l` lists the providers libfabric has on this host", prov, err)
 	}
@@ -115,13 +116,62 @@ func (s *fabricState) endpoint(prov string) (*fabric.Endpoint, error) {
 	return ep, nil
 }
 
-// close closes the endpoint, after every Plane using it was closed.
+// close lets go of the endpoint, after every Plane using it was closed.
 func (s *fabricState) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ep != nil {
-		s.ep.Close()
+		releaseEndpoint(s.ep)
 		s.ep = nil
+	}
+}
+
+// endpoints holds the process's fabric endpoints, one per provider, shared
+// by its instances and closed when the last one using it finalizes: an
+// endpoint costs a completion queue, an address vector and, on providers
+// without automatic progress, a progress thread.
+var endpoints struct {
+	mu sync.Mutex
+	m  map[string]*sharedEndpoint
+}
+
+type sharedEndpoint struct {
+	ep   *fabric.Endpoint
+	refs int
+}
+
+// acquireEndpoint returns the process's endpoint on prov, opening it if no
+// instance holds one.
+func acquireEndpoint(prov string) (*fabric.Endpoint, error) {
+	endpoints.mu.Lock()
+	defer endpoints.mu.Unlock()
+	if se := endpoints.m[prov]; se != nil {
+		se.refs++
+		return se.ep, nil
+	}
+	ep, err := fabric.Open(prov, fabric.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if endpoints.m == nil {
+		endpoints.m = map[string]*sharedEndpoint{}
+	}
+	endpoints.m[prov] = &sharedEndpoint{ep: ep, refs: 1}
+	return ep, nil
+}
+
+// releaseEndpoint drops one instance's hold on ep, closing it with the last.
+func releaseEndpoint(ep *fabric.Endpoint) {
+	endpoints.mu.Lock()
+	defer endpoints.mu.Unlock()
+	for prov, se := range endpoints.m {
+		if se.ep == ep {
+			if se.refs--; se.refs == 0 {
+				delete(endpoints.m, prov)
+				ep.Close()
+			}
+			return
+		}
 	}
 }
 
