@@ -30,13 +30,10 @@ import (
 // is on this host (a Unix socket), items mapped from descriptors famd
 // passes so the data path runs on local memory as in embedded mode.
 type remote struct {
-	addr string
-	conn *grpc.ClientConn
-	cl   pb.FamClient
-	// dataP is famd's own data plane, read with data(); a fabric plane is
-	// replaced when famd comes back with a new fabric address
-	// (fabricplane.go).
-	dataP   atomic.Pointer[dataBox]
+	addr    string
+	conn    *grpc.ClientConn
+	cl      pb.FamClient
+	dataP   atomic.Pointer[dataBox] // famd's own data plane: data(), renewed in fabricplane.go
 	unix    bool
 	timeout time.Duration
 	job     string
