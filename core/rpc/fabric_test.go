@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/gofam/openfam/core/embed"
+	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/famauth"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -88,5 +90,30 @@ func TestFabricRevocation(t *testing.T) {
 	}
 	if fab.has(k) {
 		t.Fatal("famd's shutdown left a key exposed on the fabric")
+	}
+}
+
+// TestJoinProofCoversFabric: a memory server's join proof covers its
+// data-plane provider and fabric address when it gives them, so a proof
+// captured from one join cannot register another fabric address; a join
+// without them is proved as before.
+func TestJoinProofCoversFabric(t *testing.T) {
+	const tok = "server-token"
+	plain := &pb.JoinRequest{Uuid: "u", Control: "h:1", DataTcp: "h:2", Hostname: "h", Secret: []byte("s")}
+	fab := &pb.JoinRequest{Uuid: "u", Control: "h:1", DataTcp: "h:2", Hostname: "h", Secret: []byte("s"),
+		Provider: "tcp;ofi_rxm", FabricAddr: []byte{1, 2, 3}}
+	moved := &pb.JoinRequest{Uuid: "u", Control: "h:1", DataTcp: "h:2", Hostname: "h", Secret: []byte("s"),
+		Provider: "tcp;ofi_rxm", FabricAddr: []byte{9, 9, 9}}
+	if len(rpc.JoinProofFields(plain)) != 6 {
+		t.Fatalf("a join without a fabric is proved over %d fields, want the 6 it always had", len(rpc.JoinProofFields(plain)))
+	}
+	proof := famauth.ServerProof(tok, rpc.JoinProofFields(fab)...)
+	if !famauth.CheckServerProof(tok, proof, rpc.JoinProofFields(fab)...) {
+		t.Fatal("the proof of a join with a fabric does not check")
+	}
+	for _, other := range []*pb.JoinRequest{plain, moved} {
+		if famauth.CheckServerProof(tok, proof, rpc.JoinProofFields(other)...) {
+			t.Fatalf("a proof made for fabric address %x checks for %q %x", fab.GetFabricAddr(), other.GetProvider(), other.GetFabricAddr())
+		}
 	}
 }
