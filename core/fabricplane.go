@@ -3,8 +3,10 @@ package core
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/fabric"
@@ -76,6 +78,8 @@ type fabricState struct {
 	ep *fabric.Endpoint
 	// renewMu serializes renewals of famd's own fabric plane.
 	renewMu sync.Mutex
+	// timeout bounds each fabric operation (OPENFAM_TIMEOUT).
+	timeout time.Duration
 }
 
 // checkProvider compares the client's choice with the provider of the
@@ -108,7 +112,7 @@ func (s *fabricState) endpoint(prov string) (*fabric.Endpoint, error) {
 		}
 		return s.ep, nil
 	}
-	ep, err := acquireEndpoint(prov)
+	ep, err := acquireEndpoint(prov, s.timeout)
 	if err != nil {
 		return nil, fmt.Errorf("opening the %q data plane (the servers' --provider): %w; `fi_info -l` lists the providers libfabric has on this host", prov, err)
 	}
@@ -141,15 +145,16 @@ type sharedEndpoint struct {
 }
 
 // acquireEndpoint returns the process's endpoint on prov, opening it if no
-// instance holds one.
-func acquireEndpoint(prov string) (*fabric.Endpoint, error) {
+// instance holds one; timeout then bounds its operations (the first
+// instance's OPENFAM_TIMEOUT, as the process's instances share it).
+func acquireEndpoint(prov string, timeout time.Duration) (*fabric.Endpoint, error) {
 	endpoints.mu.Lock()
 	defer endpoints.mu.Unlock()
 	if se := endpoints.m[prov]; se != nil {
 		se.refs++
 		return se.ep, nil
 	}
-	ep, err := fabric.Open(prov, fabric.Options{})
+	ep, err := fabric.Open(prov, endpointOptions(timeout))
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +163,22 @@ func acquireEndpoint(prov string) (*fabric.Endpoint, error) {
 	}
 	endpoints.m[prov] = &sharedEndpoint{ep: ep, refs: 1}
 	return ep, nil
+}
+
+// endpointOptions are the options of a client's endpoint: timeout bounds
+// every fabric operation, as OPENFAM_TIMEOUT bounds every request of the
+// TCP data plane, so that a memory server that dies mid-transfer fails the
+// call (or fam_quiet) within it. The agreed surface of fabric.Options has
+// no Timeout field; its implementation adds one (a time.Duration), set
+// here where the build has it. Once both are merged this is
+// fabric.Options{Timeout: timeout}.
+func endpointOptions(timeout time.Duration) fabric.Options {
+	var o fabric.Options
+	if f := reflect.ValueOf(&o).Elem().FieldByName("Timeout"); timeout > 0 && f.IsValid() && f.CanSet() &&
+		f.Type() == reflect.TypeFor[time.Duration]() {
+		f.SetInt(int64(timeout))
+	}
+	return o
 }
 
 // releaseEndpoint drops one instance's hold on ep, closing it with the last.

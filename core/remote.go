@@ -170,7 +170,7 @@ func dialRemote(opts Options) (*remote, error) {
 	// provider (fabricplane.go); the check of the client's choice fails
 	// fam_initialize on a mismatch.
 	choice := choiceOf(opts)
-	fs := &fabricState{choice: choice}
+	fs := &fabricState{choice: choice, timeout: r.timeout}
 	data, err := fs.plane("famd at "+opts.Server, info.GetProvider(), info.GetFabricAddr(), dc)
 	if err != nil {
 		conn.Close()
@@ -182,7 +182,7 @@ func dialRemote(opts Options) (*remote, error) {
 		return nil, Errorf(CodeRPC, "", "%v", err)
 	}
 	nr := newRemote(r.addr, r.cl, data, r.unix, r.timeout, r.job)
-	nr.fab.choice, nr.fab.ep = choice, fs.ep
+	nr.fab.choice, nr.fab.ep, nr.fab.timeout = choice, fs.ep, r.timeout
 	if fd, ok := data.(*fabricData); ok {
 		fd.renew = nr.renewFamdPlane
 	}
