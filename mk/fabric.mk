@@ -23,7 +23,7 @@ test-features-ofi: ## the famd-backed Gherkin scenarios on each libfabric provid
 		if $(GO) test -count=1 -v -run 'TestFeatures' ./features/ -args -provider="$$p" >$(FEATURES_OFI_LOG) 2>&1; then \
 			grep -E 'features\[' $(FEATURES_OFI_LOG) | sed 's/^ *[a-z_]*\.go:[0-9]*: //'; \
 		else \
-			grep -v -E '^\s+(runtime|reflect|testing|github\.com)|^\s+/' $(FEATURES_OFI_LOG) | tail -60; \
+			grep -E -e '--- FAIL|Error:|features\[|panic:|^FAIL' $(FEATURES_OFI_LOG) | head -60; \
 			echo "test-features-ofi: provider $$p failed; full log in $(FEATURES_OFI_LOG)"; status=1; \
 			cp $(FEATURES_OFI_LOG) $(FEATURES_OFI_LOG).$$(echo "$$p" | tr ';' '+'); \
 		fi; \
