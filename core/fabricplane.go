@@ -11,6 +11,7 @@ import (
 	"github.com/gofam/openfam/core/amo"
 	"github.com/gofam/openfam/core/fabric"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/sigguard"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
 
@@ -154,7 +155,11 @@ func acquireEndpoint(prov string, timeout time.Duration) (*fabric.Endpoint, erro
 		se.refs++
 		return se.ep, nil
 	}
-	ep, err := fabric.Open(prov, endpointOptions(timeout))
+	var ep *fabric.Endpoint
+	var err error
+	// libfabric's providers replace the program's handlers of SIGINT,
+	// SIGTERM, SIGSEGV, SIGBUS...: the program's (and Go's) are put back.
+	sigguard.Keep(func() { ep, err = fabric.Open(prov, endpointOptions(timeout)) })
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofam/openfam/core/fabric"
 	"github.com/gofam/openfam/core/transport"
+	"github.com/gofam/openfam/internal/sigguard"
 )
 
 // The libfabric data plane (issue 15): famd --provider NAME opens one
@@ -35,7 +36,14 @@ func openFabric(provider, host string, logf func(string, ...any)) (*fabric.Endpo
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = ""
 	}
-	ep, err := fabric.Open(provider, fabric.Options{Node: host, Logf: logf})
+	var ep *fabric.Endpoint
+	var err error
+	// libfabric's providers install signal handlers of their own (SIGTERM
+	// among them): famd's graceful stop and the data plane's fault
+	// handling need Go's back.
+	if n := sigguard.Keep(func() { ep, err = fabric.Open(provider, fabric.Options{Node: host, Logf: logf}) }); n > 0 && logf != nil {
+		logf("famd: put back %d signal handlers libfabric (provider %s) replaced", n, provider)
+	}
 	if err != nil {
 		hint := "`fi_info -l` lists the providers libfabric has on this host"
 		if errors.Is(err, fabric.ErrNoLibfabric) {
