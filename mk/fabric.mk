@@ -29,7 +29,8 @@ test-features-ofi: ## the famd-backed Gherkin scenarios on each libfabric provid
 		fi; \
 	done; exit $$status
 
-test-fabric-fault: ## a memory famd killed mid-transfer fails the PE's call within OPENFAM_TIMEOUT, on tcp and each of OFI_PROVIDERS
+test-fabric-fault: ## a memory famd killed mid-transfer fails the PE's call within OPENFAM_TIMEOUT (tcp and each of OFI_PROVIDERS); famd on each stops on SIGTERM
 	OPENFAM_TEST_PROVIDERS='$(OFI_PROVIDERS)' $(GO) test -count=1 -v -run 'TestMemoryFamdKilledMidTransfer' ./core/
+	OPENFAM_TEST_PROVIDERS='$(OFI_PROVIDERS)' $(GO) test -count=1 -v -run 'TestProviderGracefulStop' ./cmd/famd/
 
 TEST_TARGETS += test-features-ofi test-fabric-fault

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -43,5 +44,33 @@ func TestProviderUsage(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help does not mention %s", want)
 		}
+	}
+}
+
+// TestProviderGracefulStop: a famd on a libfabric provider still stops
+// gracefully on SIGTERM (exit 0, "stopped"): libfabric's providers replace
+// SIGTERM's handler when the endpoint opens, and famd must put Go's back.
+// It runs on the providers of $OPENFAM_TEST_PROVIDERS (comma-separated;
+// make test-fabric-fault sets them).
+func TestProviderGracefulStop(t *testing.T) {
+	var provs []string
+	for _, p := range strings.Split(os.Getenv("OPENFAM_TEST_PROVIDERS"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			provs = append(provs, p)
+		}
+	}
+	if len(provs) == 0 {
+		t.Skip("no libfabric provider named: set OPENFAM_TEST_PROVIDERS (make test-fabric-fault does)")
+	}
+	for _, p := range provs {
+		t.Run(strings.ReplaceAll(p, ";", "+"), func(t *testing.T) {
+			dir := t.TempDir()
+			f := startFamd(t, "--socket", dir+"/s", "--data-dir", dir+"/data", "--provider", p)
+			f.waitLine(t, "data-plane provider "+p)
+			code, log := f.stop(t, syscall.SIGTERM)
+			if code != 0 || !strings.Contains(log, "stopped") {
+				t.Fatalf("famd --provider %s on SIGTERM: exit %d; log:\n%s", p, code, log)
+			}
+		})
 	}
 }
