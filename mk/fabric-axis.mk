@@ -1,4 +1,4 @@
-# The libfabric data plane (issue 15): famd --provider and OPENFAM_PROVIDER
+# The libfabric data plane as a test axis (issue 15): famd --provider and OPENFAM_PROVIDER
 # choose libfabric instead of the project's own TCP protocol. libfabric.so.1
 # is loaded at run time (nothing links it), so it is only needed to run the
 # tests below, which use libfabric's software providers from Debian
