@@ -105,7 +105,9 @@ func MemFrames(f *Fam) map[uint64][]uint64 {
 	defer r.mmu.Unlock()
 	out := map[uint64][]uint64{}
 	for id, c := range r.mems {
-		out[id] = c.Frames()
+		if tc := ctlClient(c); tc != nil {
+			out[id] = tc.Frames()
+		}
 	}
 	return out
 }

@@ -66,6 +66,14 @@ type Options struct {
 	// $OPENFAM_PERSIST_INTERVAL (a Go duration), else
 	// DefaultPersistInterval (5s).
 	PersistInterval time.Duration
+	// Provider is the data-plane provider the program insists on with a
+	// famd-served instance: "tcp" (the project's own protocol) or a
+	// libfabric provider string ("tcp;ofi_rxm", "sockets", ...). A server
+	// running another is refused with both names. "" follows the
+	// servers (an OpenFAM LIBFABRIC_PROVIDER setting that differs only
+	// warns; see fabricplane.go). Embedded instances ignore it. Default:
+	// $OPENFAM_PROVIDER.
+	Provider string
 	// persistErr is a bad $OPENFAM_PERSIST* value, reported by Initialize.
 	persistErr error
 }
@@ -79,6 +87,7 @@ func DefaultOptions() Options {
 	o.BackupDir = os.Getenv("OPENFAM_BACKUP_DIR")
 	o.Server = os.Getenv("OPENFAM_SERVER")
 	o.TokenFile = os.Getenv("OPENFAM_TOKEN_FILE")
+	o.Provider = os.Getenv("OPENFAM_PROVIDER")
 	if t := os.Getenv("OPENFAM_TIMEOUT"); t != "" {
 		if d, err := time.ParseDuration(t); err == nil {
 			o.Timeout = d

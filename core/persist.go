@@ -363,7 +363,7 @@ func (p *stripedPlane) CommitAsync(key transport.Key, off, n uint64) *transport.
 			calls = append(calls, transport.DoneCall(err))
 			continue
 		}
-		calls = append(calls, c.CommitAsync(key, s.lo, s.hi-s.lo))
+		calls = append(calls, commitAsyncOn(c, key, s.lo, s.hi-s.lo))
 	}
 	return transport.Group(calls...)
 }

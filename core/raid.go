@@ -561,7 +561,19 @@ var _ DataPlane = (*redundantPlane)(nil)
 func (r *remote) redundant(ii *pb.ItemInfo) (DataPlane, error) {
 	ids := ii.GetServers()
 	dp, err := NewRedundantPlane(Redundancy(ii.GetRedundancy()), ii.GetInterleaveSize(), ii.GetOffset(), ii.GetSize(), ids,
-		func(j int) (*transport.Client, error) { return r.memClient(ids[j]) },
+		// Redundant regions speak the project's own protocol (OpRaid) to
+		// memory servers, also when a libfabric provider carries the
+		// unredundant data plane: the plane's protocol client does it.
+		func(j int) (*transport.Client, error) {
+			dp, err := r.memClient(ids[j])
+			if err != nil {
+				return nil, err
+			}
+			if c := ctlClient(dp); c != nil {
+				return c, nil
+			}
+			return nil, fmt.Errorf("%w: memory server %d has no protocol client for redundant regions", transport.ErrUnavailable, ids[j])
+		},
 		func(j int) bool { return r.srv.isDown(ids[j]) },
 		func(j int, err error) {
 			r.srv.suspect(ids[j], err)

@@ -33,7 +33,7 @@ type remote struct {
 	addr    string
 	conn    *grpc.ClientConn
 	cl      pb.FamClient
-	data    DataPlane
+	dataP   atomic.Pointer[dataBox] // famd's own data plane: data(), renewed in fabricplane.go
 	unix    bool
 	timeout time.Duration
 	job     string
@@ -52,7 +52,11 @@ type remote struct {
 	// Data planes of memory servers, dialled on first use (see
 	// memClient).
 	mmu  sync.Mutex
-	mems map[uint64]*transport.Client
+	mems map[uint64]DataPlane
+
+	// fab is the libfabric side: the client's provider choice and the
+	// endpoint of fabric planes (fabricplane.go).
+	fab fabricState
 
 	// staleMaps are item mappings of renewed or released views, retired
 	// at Finalize (a racing thread may still use one).
@@ -166,7 +170,26 @@ func dialRemote(opts Options) (*remote, error) {
 		conn.Close()
 		return nil, Errorf(CodeRPC, "", "famd data plane at %s: %v", daddr, err)
 	}
-	nr := newRemote(r.addr, r.cl, dc, r.unix, r.timeout, r.job)
+	// famd's own data plane: a fabric plane when famd runs a libfabric
+	// provider (fabricplane.go); the check of the client's choice fails
+	// fam_initialize on a mismatch.
+	choice := choiceOf(opts)
+	fs := &fabricState{choice: choice, timeout: r.timeout}
+	data, err := fs.plane("famd at "+opts.Server, info.GetProvider(), info.GetFabricAddr(), dc)
+	if err != nil {
+		conn.Close()
+		fs.close()
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		return nil, Errorf(CodeRPC, "", "%v", err)
+	}
+	nr := newRemote(r.addr, r.cl, data, r.unix, r.timeout, r.job)
+	nr.fab.choice, nr.fab.ep, nr.fab.timeout = choice, fs.ep, r.timeout
+	if fd, ok := data.(*fabricData); ok {
+		fd.renew = nr.renewFamdPlane
+	}
 	nr.conn = conn
 	nr.sess = sess
 	nr.startSession(sess)
@@ -272,8 +295,8 @@ func (r *remote) shutdown() {
 	if r.endSession != nil {
 		r.endSession()
 	}
-	if r.data != nil {
-		r.data.Close()
+	if d := r.data(); d != nil {
+		d.Close()
 	}
 	r.mmu.Lock()
 	for _, c := range r.mems {
@@ -281,6 +304,7 @@ func (r *remote) shutdown() {
 	}
 	r.mems = nil
 	r.mmu.Unlock()
+	r.fab.close() // after every plane on it
 	if r.conn != nil {
 		r.conn.Close()
 	}
@@ -365,7 +389,9 @@ func newRemote(addr string, cl pb.FamClient, data DataPlane, unix bool, timeout 
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &remote{addr: addr, cl: cl, data: data, unix: unix, timeout: timeout, job: job}
+	r := &remote{addr: addr, cl: cl, unix: unix, timeout: timeout, job: job}
+	r.dataP.Store(&dataBox{data})
+	return r
 }
 
 // startSession keeps a Session stream open with famd for as long as the

@@ -37,8 +37,8 @@ type ctlFD struct {
 // data-plane failure is the call's failure, as a gRPC one would be.
 func ctlCall[Rep proto.Message](r *remote, method uint64, in proto.Message, out Rep, retry bool,
 	grpcCall func() (Rep, error)) (Rep, *ctlFD, error) {
-	dc, ok := r.data.(*transport.Client)
-	if !ok || r.noCtl.Load() {
+	dc := ctlClient(r.data()) // fabricplane.go
+	if dc == nil || r.noCtl.Load() {
 		rep, err := grpcCall()
 		return rep, nil, err
 	}
@@ -92,8 +92,8 @@ func (c *ctlFD) close() {
 // then uses gRPC. famd revokes the key on its own when the session ends,
 // so a close lost with its connection leaks nothing for long.
 func (r *remote) closeKeyAsync(key transport.Key) bool {
-	dc, ok := r.data.(*transport.Client)
-	if !ok || r.noCtl.Load() {
+	dc := ctlClient(r.data()) // fabricplane.go
+	if dc == nil || r.noCtl.Load() {
 		return false
 	}
 	req, err := proto.Marshal(&pb.KeyRequest{Key: key[:]})

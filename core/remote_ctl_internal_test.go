@@ -43,7 +43,8 @@ func TestCtlCallFallsBackToGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dc.Close()
-	r := &remote{data: dc}
+	r := &remote{}
+	r.dataP.Store(&dataBox{dc})
 	grpcCalls := 0
 	for i := 0; i < 3; i++ {
 		rep, fd, err := ctlCall(r, transport.CtlLookupRegion, &pb.LookupRegionRequest{Name: "x"}, &pb.RegionReply{}, true,

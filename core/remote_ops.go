@@ -110,7 +110,7 @@ func (r *remote) openViewFD(ii *pb.ItemInfo, fd *ctlFD) (*itemView, metadata.Ite
 	if !ok {
 		return nil, rec, Errorf(CodeRPC, "fam_lookup", "famd sent a malformed item key")
 	}
-	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key, dp: r.data,
+	v := &itemView{size: rec.Size, rights: Rights(ii.GetRights()), key: key, dp: r.data(),
 		persist: ii.GetMemoryType() == uint32(Persistent)}
 	if srv := ii.GetServers(); len(srv) > 0 && srv[0] != 0 {
 		sp, err := r.stripes(ii)
@@ -194,7 +194,7 @@ func maxMapCount() int64 {
 // mapKey maps an item from the descriptor famd passes over the Unix
 // socket. It returns the whole mapping and the item's bytes within it.
 func (r *remote) mapKey(key transport.Key, rights Rights) (m, b []byte, err error) {
-	fl, off, size, _, err := r.data.OpenFD(key)
+	fl, off, size, _, err := r.data().OpenFD(key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -319,7 +319,7 @@ func (r *remote) remapMaps(it *Item, v *itemView) {
 	if n == 0 || !r.unix || v.striped || v.rights&RightRead == 0 {
 		return
 	}
-	fl, off, _, _, err := r.data.OpenFD(v.key)
+	fl, off, _, _, err := r.data().OpenFD(v.key)
 	if err != nil {
 		return
 	}
@@ -401,6 +401,8 @@ func (it *Item) remoteData(op string, fn func(v *itemView) error) error {
 		// A memory server may have come back at a new address: the next
 		// call asks the metadata service again.
 		sp.r.forgetMems()
+	} else if errors.Is(err, transport.ErrUnavailable) {
+		renewFabric(it, op) // fabricplane.go
 	}
 	return dataErr(op, err)
 }

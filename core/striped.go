@@ -44,7 +44,7 @@ func (r *remote) stripes(ii *pb.ItemInfo) (*stripedPlane, error) {
 // memClient returns the data-plane client of memory server id, dialling it
 // on first use at the address the metadata service announces. Clients are
 // shared by every item and live until Finalize.
-func (r *remote) memClient(id uint64) (*transport.Client, error) {
+func (r *remote) memClient(id uint64) (DataPlane, error) {
 	r.mmu.Lock()
 	defer r.mmu.Unlock()
 	if c, ok := r.mems[id]; ok {
@@ -79,12 +79,17 @@ func (r *remote) memClient(id uint64) (*transport.Client, error) {
 		}
 		r.token, token = tok, tok
 	}
-	c, err := transport.Dial(network, addr, transport.ClientOptions{Token: token, Timeout: r.timeout, Spin: r.spin})
+	tc, err := transport.Dial(network, addr, transport.ClientOptions{Token: token, Timeout: r.timeout, Spin: r.spin})
 	if err != nil {
 		return nil, fmt.Errorf("%w: memory server %d at %s: %v", transport.ErrUnavailable, id, addr, err)
 	}
+	// A fabric plane when the server runs a libfabric provider (fabricplane.go).
+	c, err := r.fab.plane(fmt.Sprintf("memory server %d", id), info.GetProvider(), info.GetFabricAddr(), tc)
+	if err != nil {
+		return nil, err
+	}
 	if r.mems == nil {
-		r.mems = map[uint64]*transport.Client{}
+		r.mems = map[uint64]DataPlane{}
 	}
 	r.mems[id] = c
 	return c, nil
@@ -108,8 +113,8 @@ func (r *remote) forgetMems() {
 // once. The Call groups them; a server whose client cannot be had fails
 // its pieces only. Clients (stripedPlane) and famd's metadata service
 // (backup and restore) both move striped bytes through it.
-func StripedTransfer(lay stripe.Layout, base uint64, starts []uint64, key transport.Key, off uint64, buf []byte, write bool,
-	client func(j int) (*transport.Client, error)) *transport.Call {
+func StripedTransfer[C DataPlane](lay stripe.Layout, base uint64, starts []uint64, key transport.Key, off uint64, buf []byte, write bool,
+	client func(j int) (C, error)) *transport.Call {
 	var calls []*transport.Call
 	lay.Pieces(base, starts, off, uint64(len(buf)), func(pc stripe.Piece) {
 		c, err := client(pc.Server)
@@ -127,7 +132,7 @@ func StripedTransfer(lay stripe.Layout, base uint64, starts []uint64, key transp
 	return transport.Group(calls...)
 }
 
-func (p *stripedPlane) client(j int) (*transport.Client, error) { return p.r.memClient(p.ids[j]) }
+func (p *stripedPlane) client(j int) (DataPlane, error) { return p.r.memClient(p.ids[j]) }
 
 // GetAsync implements DataPlane.
 func (p *stripedPlane) GetAsync(key transport.Key, off uint64, dst []byte) *transport.Call {
@@ -161,7 +166,7 @@ func (p *stripedPlane) Put(key transport.Key, off uint64, src []byte) error {
 // by the caller itself, as on an unstriped item, instead of the queued
 // request and the hand-over to the connection's reader that a multi-piece
 // transfer needs.
-func (p *stripedPlane) within(off uint64, n int) (*transport.Client, uint64, bool) {
+func (p *stripedPlane) within(off uint64, n int) (DataPlane, uint64, bool) {
 	j, soff, run := p.lay.Locate(p.base + off)
 	if n <= 0 || uint64(n) > run {
 		return nil, 0, false
@@ -281,7 +286,7 @@ func (p *stripedPlane) AtomicAsync(key transport.Key, off uint64, kind amo.Kind,
 	if err != nil {
 		return transport.DoneCall(err)
 	}
-	return c.AtomicAsync(key, soff-p.starts[j], kind, op, v)
+	return atomicAsyncOn(c, key, soff-p.starts[j], kind, op, v)
 }
 
 // OpenFD implements DataPlane: an interleaved item has no single file to

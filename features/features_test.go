@@ -67,6 +67,7 @@ func run(t *testing.T, name string, newBackend func() Backend, tags string) {
 	if *backendFlag != "" && *backendFlag != name {
 		t.Skipf("-backend=%s", *backendFlag)
 	}
+	checkProvider(t) // provider_test.go
 	paths, err := filepath.Glob("*.feature")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no feature files: %v", err)
@@ -82,6 +83,9 @@ func run(t *testing.T, name string, newBackend func() Backend, tags string) {
 		t.Errorf("%s backend: scenarios failed", name)
 	}
 	t.Logf("features[%s]: %s", name, counts.String())
+	if providerMode() {
+		t.Log(providerSummary(name))
+	}
 }
 
 // TestFeaturesGo runs every scenario against package core.

@@ -55,7 +55,8 @@ type world struct {
 var env = []string{"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR", "OPENFAM_SERVER",
 	"OPENFAM_TOKEN_FILE", "OPENFAM_DEFAULT_MEMORY_TYPE", "OPENFAM_TIMEOUT", "FAMRUN_JOB", "FAMRUN_RANK",
 	"FAMRUN_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_ID",
-	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OPENFAM_PE_CONFIG", "OPENFAM_PERSIST", "OPENFAM_PERSIST_INTERVAL"}
+	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OPENFAM_PE_CONFIG", "OPENFAM_PERSIST", "OPENFAM_PERSIST_INTERVAL",
+	"OPENFAM_PROVIDER"}
 
 func (w *world) setup() error {
 	for _, k := range env {
@@ -199,7 +200,8 @@ func (w *world) reinitialize() error {
 func (w *world) startFamd(network string) error {
 	if w.famd == nil {
 		w.famdOpts = embed.Options{DataDir: filepath.Join(w.tmp, "famd", "data"),
-			ShmDir: filepath.Join(w.tmp, "famd", "shm"), BackupDir: filepath.Join(w.tmp, "famd", "backups")}
+			ShmDir: filepath.Join(w.tmp, "famd", "shm"), BackupDir: filepath.Join(w.tmp, "famd", "backups"),
+			Provider: famdProvider()}
 		if network == "TCP" {
 			tok := filepath.Join(w.tmp, "token")
 			if err := os.WriteFile(tok, []byte("feature-token-1234567890\n"), 0o600); err != nil {
@@ -283,7 +285,7 @@ func (w *world) startCluster(k int, block uint64) error {
 	}
 	meta, err := embed.Start(embed.Options{DataDir: filepath.Join(dir, "meta"), ShmDir: filepath.Join(dir, "meta-shm"),
 		BackupDir: filepath.Join(dir, "backups"), TCPAddr: "127.0.0.1:0", Token: clusterToken,
-		Role: "metadata", InterleaveSize: block, ServerToken: serverToken, TCPIdentity: w.tcpIdentity})
+		Role: "metadata", InterleaveSize: block, ServerToken: serverToken, TCPIdentity: w.tcpIdentity, Provider: famdProvider()})
 	if err != nil {
 		return err
 	}
@@ -291,7 +293,7 @@ func (w *world) startCluster(k int, block uint64) error {
 	for i := range k {
 		mdir := filepath.Join(dir, fmt.Sprintf("mem%d", i))
 		m, err := embed.StartMemory(embed.MemoryOptions{DataDir: mdir, ShmDir: mdir + "-shm",
-			TCPAddr: "127.0.0.1:0", Join: meta.Addr(), Token: clusterToken, ServerToken: serverToken})
+			TCPAddr: "127.0.0.1:0", Join: meta.Addr(), Token: clusterToken, ServerToken: serverToken, Provider: famdProvider()})
 		if err != nil {
 			return fmt.Errorf("memory server %d: %v", i, err)
 		}
@@ -423,11 +425,14 @@ func scenarioInit(newBackend func() Backend, counts *areaCounts) func(*godog.Sce
 	return func(sc *godog.ScenarioContext) {
 		w := &world{b: newBackend(), newB: newBackend}
 		sc.Before(func(ctx context.Context, s *godog.Scenario) (context.Context, error) {
-			return ctx, w.setup()
+			if err := w.setup(); err != nil {
+				return ctx, err
+			}
+			return providerBefore(ctx, s) // provider_test.go
 		})
 		sc.After(func(ctx context.Context, s *godog.Scenario, err error) (context.Context, error) {
 			terr := w.teardown()
-			if err == nil && terr == nil {
+			if err == nil && terr == nil && countable(s) {
 				counts.add(s.Tags)
 			}
 			return ctx, terr

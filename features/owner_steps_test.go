@@ -82,7 +82,7 @@ func (w *world) ownerInstance(uid, group string) error {
 	w.tcpIdentity = id
 	w.famdOpts = embed.Options{DataDir: filepath.Join(w.tmp, "famd", "data"),
 		ShmDir: filepath.Join(w.tmp, "famd", "shm"), BackupDir: filepath.Join(w.tmp, "famd", "backups"),
-		TCPAddr: "127.0.0.1:0", Token: token, TCPIdentity: id}
+		TCPAddr: "127.0.0.1:0", Token: token, TCPIdentity: id, Provider: famdProvider()}
 	d, err := embed.Start(w.famdOpts)
 	if err != nil {
 		return err

@@ -68,7 +68,7 @@ func init() {
 		{name: "chmod", args: "REGION [ITEM] MODE", summary: "change the permissions of a region or an item", min: 2, max: 3, run: cmdChmod,
 			help: "Changing an item's permissions revokes the data-plane keys clients hold\nfor it; they re-open the item with the new rights.\n"},
 		{name: "servers", summary: "show the famd and the memory servers that joined it", max: 0, run: cmdServers,
-			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, the block size of interleaved regions, and the persistence\npolicy (OPENFAM_PERSIST) of the famd and of programs started from this\nenvironment. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit) and BYTES (their size).\n\nWith --json: {\"servers\": [the famd], \"interleave_size\": N,\n\"memory_servers\": [{\"id\", \"hostname\", \"control\", \"data_tcp\",\n\"data_unix\", \"reachable\", \"segments\", \"bytes\"}, ...]}.\n"},
+			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, the block size of interleaved regions, and the persistence\npolicy (OPENFAM_PERSIST) of the famd and of programs started from this\nenvironment. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit), BYTES (their size), PROVIDER (the data plane: tcp, the project's own\nprotocol, or the libfabric provider of famd --provider) and FABRIC ADDR\n(its libfabric address in hex, - for tcp). The famd's own data plane is\nshown the same way.\n\nWith --json: {\"servers\": [the famd, with \"provider\" and \"fabric_addr\"],\n\"interleave_size\": N, \"memory_servers\": [{\"id\", \"hostname\", \"control\",\n\"data_tcp\", \"data_unix\", \"reachable\", \"segments\", \"bytes\",\n\"provider\", \"fabric_addr\"}, ...]}.\n"},
 		{name: "usage", summary: "bytes total and used, per region and in all", max: 0, run: cmdUsage},
 		tokenCommand,
 		backupsCommand,
@@ -518,6 +518,7 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 		{"interleave size", sizeWithBytes(interleaveSize(ms.GetInterleaveSize()))},
 		{"memory servers", fmt.Sprint(len(mem))},
 		{"persistence", fmt.Sprintf("famd %s; programs here %s", orDash(j.Persist), j.ClientPersist)},
+		{"data plane", fabricLine(j.Provider, j.FabricAddr)},
 	}); err != nil {
 		return err
 	}
@@ -525,9 +526,10 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 		return nil
 	}
 	fmt.Fprintln(s.stdout)
-	t := newTable(s.stdout, "ID", "HOST", "DATA", "SOCKET", "REACHABLE", "SEGMENTS", "BYTES")
+	t := newTable(s.stdout, "ID", "HOST", "DATA", "SOCKET", "REACHABLE", "SEGMENTS", "BYTES", "PROVIDER", "FABRIC ADDR")
 	for _, m := range mem {
-		t.row(m.ID, orDash(m.Hostname), orDash(m.DataTCP), orDash(m.DataUnix), yesNo(m.Reachable), m.Segments, fmtSize(m.Bytes))
+		t.row(m.ID, orDash(m.Hostname), orDash(m.DataTCP), orDash(m.DataUnix), yesNo(m.Reachable), m.Segments, fmtSize(m.Bytes),
+			m.Provider, orDash(m.FabricAddr))
 	}
 	return t.flush()
 }

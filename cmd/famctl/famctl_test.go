@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -168,6 +169,9 @@ func TestCommands(t *testing.T) {
 			t.Errorf("servers does not show %q:\n%s", s, out)
 		}
 	}
+	if !regexp.MustCompile(`(?m)^data plane +tcp$`).MatchString(out) {
+		t.Errorf("servers does not show famd's data plane as tcp:\n%s", out)
+	}
 	if !regexp.MustCompile(`(?m)^memory servers +0$`).MatchString(out) || strings.Contains(out, "REACHABLE") {
 		t.Errorf("servers of a famd without memory servers:\n%s", out)
 	}
@@ -179,7 +183,7 @@ func TestCommands(t *testing.T) {
 	f.okJSON(t, &srv, "servers")
 	if len(srv.Servers) != 1 || srv.Servers[0].DataDir != f.dataDir || srv.Servers[0].Version == "" ||
 		srv.Servers[0].Control != "unix:"+f.sock || srv.MemoryServers == nil || len(srv.MemoryServers) != 0 ||
-		srv.InterleaveSize != 1<<20 {
+		srv.InterleaveSize != 1<<20 || srv.Servers[0].Provider != "tcp" {
 		t.Errorf("servers --json: %+v", srv)
 	}
 
@@ -451,8 +455,12 @@ func TestMemoryServers(t *testing.T) {
 	var mems []*embed.Memory
 	for k := 0; k < 2; k++ {
 		d := filepath.Join(dir, fmt.Sprint("mem", k))
-		m, err := embed.StartMemory(embed.MemoryOptions{DataDir: d, ShmDir: d + "-shm", TCPAddr: "127.0.0.1:0",
-			DataSocketPath: d + ".sock", Join: "unix:" + meta.SocketPath(), Token: testToken})
+		mo := embed.MemoryOptions{DataDir: d, ShmDir: d + "-shm", TCPAddr: "127.0.0.1:0",
+			DataSocketPath: d + ".sock", Join: "unix:" + meta.SocketPath(), Token: testToken}
+		if k == 1 {
+			mo.Fabric = shownFabric{} // announces a libfabric data plane
+		}
+		m, err := embed.StartMemory(mo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -473,7 +481,7 @@ func TestMemoryServers(t *testing.T) {
 		t.Errorf("servers does not count 2 memory servers with 64K blocks:\n%s", out)
 	}
 	table := out[strings.Index(out, "ID "):]
-	if h := lines(table)[0]; strings.Join(h, " ") != "ID HOST DATA SOCKET REACHABLE SEGMENTS BYTES" {
+	if h := lines(table)[0]; strings.Join(h, " ") != "ID HOST DATA SOCKET REACHABLE SEGMENTS BYTES PROVIDER FABRIC ADDR" {
 		t.Fatalf("memory server table header %v", h)
 	}
 	host, _ := os.Hostname()
@@ -482,6 +490,13 @@ func TestMemoryServers(t *testing.T) {
 		row := rowFor(t, table, 0, fmt.Sprint(m.ID()))
 		if row[1] != host || row[2] != m.DataAddr() || row[3] != m.DataSocketPath() || row[4] != "yes" {
 			t.Errorf("row of memory server %d: %v", m.ID(), row)
+		}
+		wantProv, wantAddr := "tcp", "-"
+		if m == mems[1] {
+			wantProv, wantAddr = "tcp;ofi_rxm", hex.EncodeToString(shownFabric{}.Addr())
+		}
+		if row[7] != wantProv || row[8] != wantAddr {
+			t.Errorf("memory server %d's data plane shows as %q %q, want %q %q", m.ID(), row[7], row[8], wantProv, wantAddr)
 		}
 		n := 0
 		fmt.Sscan(row[5], &n)
@@ -503,6 +518,10 @@ func TestMemoryServers(t *testing.T) {
 		if m.ID != mems[i].ID() || m.DataTCP != mems[i].DataAddr() || m.Control != mems[i].Addr() || !m.Reachable ||
 			m.Segments == 0 || m.Bytes == 0 || m.Hostname != host {
 			t.Errorf("servers --json entry %d: %+v", i, m)
+		}
+		if (i == 0 && (m.Provider != "tcp" || m.FabricAddr != "")) ||
+			(i == 1 && (m.Provider != "tcp;ofi_rxm" || m.FabricAddr != hex.EncodeToString(shownFabric{}.Addr()))) {
+			t.Errorf("servers --json entry %d's data plane: %q %q", i, m.Provider, m.FabricAddr)
 		}
 	}
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os/user"
@@ -76,6 +77,9 @@ type serverJSON struct {
 	// program started from this environment gets ($OPENFAM_PERSIST).
 	Persist       string `json:"persist"`
 	ClientPersist string `json:"client_persist"`
+	// Provider and FabricAddr are famd's own data plane (issue 15).
+	Provider   string `json:"provider"`
+	FabricAddr string `json:"fabric_addr"`
 }
 
 // memoryServerJSON is a memory server in --json output.
@@ -88,11 +92,16 @@ type memoryServerJSON struct {
 	Reachable bool   `json:"reachable"`
 	Segments  uint64 `json:"segments"`
 	Bytes     uint64 `json:"bytes"`
+	// Provider is the data-plane provider ("tcp": the project's own
+	// protocol) and FabricAddr its libfabric address in hex ("" for tcp).
+	Provider   string `json:"provider"`
+	FabricAddr string `json:"fabric_addr"`
 }
 
 func toMemoryServerJSON(m *pb.ServerInfo) memoryServerJSON {
 	return memoryServerJSON{ID: m.GetId(), Hostname: m.GetHostname(), Control: m.GetControl(), DataTCP: m.GetDataTcp(),
-		DataUnix: m.GetDataUnix(), Reachable: m.GetReachable(), Segments: m.GetSegments(), Bytes: m.GetBytes()}
+		DataUnix: m.GetDataUnix(), Reachable: m.GetReachable(), Segments: m.GetSegments(), Bytes: m.GetBytes(),
+		Provider: providerName(m.GetProvider()), FabricAddr: hex.EncodeToString(m.GetFabricAddr())}
 }
 
 func yesNo(b bool) string {
@@ -131,6 +140,7 @@ func toServerJSON(r *pb.InfoReply, control string) serverJSON {
 		Control: control, DataTCP: r.GetDataTcp(), DataUnix: r.GetDataUnix(), DataDir: r.GetDataDir(),
 		UptimeNs: r.GetUptimeNs(), Regions: r.GetRegions(), BytesTotal: r.GetBytesTotal(), BytesUsed: r.GetBytesUsed(),
 		Persist: r.GetPersist(), ClientPersist: clientPersist(),
+		Provider: providerName(r.GetProvider()), FabricAddr: hex.EncodeToString(r.GetFabricAddr()),
 	}
 }
 

@@ -89,6 +89,29 @@ Roles (--role):
              address. A restart on the same data directory rejoins with the
              same server id and keeps its persistent segments.
 
+Data plane (--provider):
+  tcp        the project's own protocol over TCP and Unix sockets (the
+             default; needs nothing installed). Same-host clients map the
+             region files themselves (fam_map works).
+  NAME       a libfabric provider (libfabric.so.1 loaded at run time;
+             Debian: libfabric1, libfabric-bin): clients read and write
+             the memory famd serves with one-sided RMA, and this protocol
+             carries only control and what the provider cannot do. Every
+             famd of a job and its PEs run the same one (famrun --provider
+             or OPENFAM_PROVIDER sets both); a PE whose OPENFAM_PROVIDER
+             names another is refused with both names. 'fi_info -l' lists
+             the providers of a host. What each one does here:
+               provider      fence           atomics            fam_map
+               tcp           completions     famd's CPU         yes (same host)
+               tcp;ofi_rxm   completions     emulated (famd)    no
+               sockets       FI_FENCE        native             no
+               shm           completions     native             no
+               verbs;ofi_rxm completions     native (NIC)       no
+             (verbs, cxi and efa need their hardware; "emulated": the
+             provider has no FI_ATOMIC and famd does them, atomic with
+             respect to each other.) Role metadata serves no region bytes
+             and only announces the provider.
+
 For roles all and metadata at least one of --socket and --listen is
 required. SIGTERM, SIGINT or SIGQUIT stops famd gracefully (exit status 0,
 socket files removed); persistent regions stay in the data directory for
@@ -142,6 +165,7 @@ type config struct {
 	maxConnsPerPeer            int
 	spin                       time.Duration
 	metricsListen              string
+	provider                   string
 }
 
 func defaultDataDir() string {
@@ -181,6 +205,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.logFormat, "log-format", "text", "`FORMAT` of log lines on stderr: text (time=... level=INFO msg=\"...\") or json\n(one object per line with time, level and msg)")
 	fs.IntVar(&c.maxConnsPerPeer, "max-conns-per-peer", 0, fmt.Sprintf("most data-plane connections `N` one uid (Unix socket) or source address (TCP)\nmay hold; more are refused with an error and a warning (each client process opens\n4 per server); 0: %d, or a quarter of famd's open-file limit if lower; <0: no cap", transport.DefaultMaxConnsPerPeer))
 	fs.DurationVar(&c.spin, "spin", transport.DefaultServerSpin, "how long the data plane polls a connection for its next request after answering\none, as a Go `DURATION`, before sleeping until one comes: saves the wake-up of a\nsleeping server on every small request of a busy PE; adapts to the PE's pace,\nso an idle famd polls nothing; at most one connection per core but one polls at\nonce; 0 never polls")
+	fs.StringVar(&c.provider, "provider", "tcp", "data-plane `PROVIDER`: tcp (the project's own protocol) or a libfabric provider\nsuch as \"tcp;ofi_rxm\", sockets, shm, \"verbs;ofi_rxm\", cxi, efa (roles memory and all;\nsee Data plane above; fi_info -l lists those of this host)")
 	showVersion := fs.Bool("version", false, "print famd's version and exit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics over HTTP at `HOST:PORT`/metrics (port 0 picks one;\nthe startup log names it): calls and requests by kind and result, bytes moved,\nerrors, open sessions, regions, memory per server. No authentication: bind\nit to a trusted address")
@@ -317,6 +342,9 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, ClusterLogf: lg.infof,
 		WarnLogf: lg.warnf, Role: c.role, InterleaveSize: block, Auth: c.auth, MungeSocket: c.mungeSocket,
 		MaxConnsPerPeer: c.maxConnsPerPeer, DataSpin: c.spin}
+	if o.Provider, err = c.checkProvider(); err != nil {
+		return o, err
+	}
 	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
 		return o, err
 	}
@@ -478,7 +506,11 @@ func (c *config) memoryOptions(lg *logger) (embed.MemoryOptions, error) {
 	} else if !strings.HasPrefix(join, "unix:") {
 		return o, usagef("--join over TCP needs --server-token-file: the metadata famd's server token, which proves this is a memory server")
 	}
-	return embed.MemoryOptions{DataDir: c.dataDir, ShmDir: c.shmDir, TCPAddr: ctl, DataTCPAddr: data,
+	prov, err := c.checkProvider()
+	if err != nil {
+		return o, err
+	}
+	return embed.MemoryOptions{Provider: prov, DataDir: c.dataDir, ShmDir: c.shmDir, TCPAddr: ctl, DataTCPAddr: data,
 		DataSocketPath: c.socket, Advertise: c.advertise, Join: join, Token: tok, ServerToken: stok,
 		ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, WarnLogf: lg.warnf, MaxConnsPerPeer: c.maxConnsPerPeer,
 		DataSpin: c.spin}, nil
@@ -578,6 +610,9 @@ func serve(opts embed.Options, lg *logger, mx *metricsEndpoint) int {
 	}
 	if mx != nil {
 		where = append(where, "metrics on http://"+mx.srv.Addr()+"/metrics")
+	}
+	if !embed.IsTCP(opts.Provider) {
+		where = append(where, "data-plane provider "+opts.Provider)
 	}
 	lg.infof("famd %s (%s; interleave size %d bytes) serving %s; data dir %s; %s regions; pid %d",
 		rpc.APIVersion, role, block, strings.Join(where, ", "), d.DataDir(), regions, os.Getpid())
@@ -685,6 +720,9 @@ func serveMemory(opts embed.MemoryOptions, lg *logger, mx *metricsEndpoint) int 
 	where := fmt.Sprintf("control gRPC on tcp://%s, data plane tcp://%s (token required)", m.Addr(), m.DataAddr())
 	if p := m.DataSocketPath(); p != "" {
 		where += fmt.Sprintf(" and unix:%s", p)
+	}
+	if !embed.IsTCP(opts.Provider) {
+		where += ", data-plane provider " + opts.Provider
 	}
 	if mx != nil {
 		where += ", metrics on http://" + mx.srv.Addr() + "/metrics"

@@ -135,6 +135,7 @@ func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stder
 	defer deadline.Stop()
 	data := filepath.Join(f.dir, "data")
 	args := []string{"--socket", f.sock, "--data-dir", data}
+	args = append(args, providerArgs(cfg)...)
 	shm := f.shm
 	if cfg.servers > 1 {
 		args = append(args, "--role", "metadata")
@@ -164,6 +165,7 @@ func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stder
 		args := []string{"--role", "memory", "--join", "unix:" + f.sock, "--listen", "tcp://127.0.0.1:0",
 			"--token-file", f.tokenFile, "--server-token-file", f.serverTokenFile, "--socket", d + ".data.sock", "--data-dir", d,
 			"--shm-dir", filepath.Join(f.shm, name)}
+		args = append(args, providerArgs(cfg)...)
 		if _, err := f.spawn(fmt.Sprint("memory famd ", k), "famd "+name, bin, args, os.Environ(), cfg.verbose, stderr); err != nil {
 			f.killAll()
 			return err

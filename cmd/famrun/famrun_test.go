@@ -105,7 +105,7 @@ func cleanEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "OPENFAM_SERVER", "FAMD", "FAMRUN_FAKE_FAMD", "GORACE":
+		case "OPENFAM_SERVER", "OPENFAM_PROVIDER", "FAMD", "FAMRUN_FAKE_FAMD", "GORACE":
 			continue
 		}
 		env = append(env, kv)
@@ -406,9 +406,11 @@ func contains(list []string, s string) bool {
 //	silent  never say it serves
 //	crash   serve, then exit 9 after 300 ms
 func fakeFamd(mode string) {
-	var sock, data string
+	var sock, data, provider string
 	for i := 1; i+1 < len(os.Args); i++ {
 		switch os.Args[i] {
+		case "--provider":
+			provider = os.Args[i+1]
 		case "--socket":
 			sock = os.Args[i+1]
 		case "--data-dir":
@@ -426,6 +428,9 @@ func fakeFamd(mode string) {
 	note(fmt.Sprintf("pid %d", os.Getpid()))
 	note("socket " + sock)
 	note("data " + data)
+	if provider != "" {
+		note("provider " + provider)
+	}
 	note("shm " + os.Getenv("OPENFAM_SHM_DIR"))
 	// Like famd, make the directories so that their removal can be checked.
 	os.MkdirAll(data, 0o700)

@@ -132,7 +132,7 @@ func startPE(cfg config, job, server string, rank int, stdout, stderr io.Writer,
 	cmd := &exec.Cmd{
 		Path: cfg.progPath,
 		Args: cfg.argv,
-		Env:  peEnv(os.Environ(), job, rank, cfg.n, server, cfg.tokenFile),
+		Env:  withProvider(peEnv(os.Environ(), job, rank, cfg.n, server, cfg.tokenFile), cfg.provider),
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid: true,
 			// A famrun killed outright must not leave the job running.

@@ -65,6 +65,13 @@ Options:
                      is being stopped (default 3s)
   --startup DUR      how long to wait for the private famd (set) to be ready,
                      memory servers joined included (default 20s)
+  --provider NAME    data-plane provider of the private famds (famd
+                     --provider): tcp (the default, the project's own
+                     protocol) or a libfabric provider such as
+                     "tcp;ofi_rxm" or sockets; the PEs get it as
+                     OPENFAM_PROVIDER, so one setting serves the job
+                     (default $OPENFAM_PROVIDER, else tcp). With
+                     OPENFAM_SERVER it is only given to the PEs
   --label            prefix every line a PE writes with "[RANK] "
   --keep             keep the private famd's temporary directory (data, logs,
                      token) and print where it is
@@ -80,6 +87,7 @@ Environment given to every PE (on top of famrun's own environment):
   PMI_RANK, PMI_SIZE the same rank and size, for PMI-style readers
   OPENFAM_SERVER     the famd the PE talks to: unix:<tmpdir>/famd.sock for the
                      private famd, else the value famrun was given
+  OPENFAM_PROVIDER   --provider (or the inherited value), when one is set
   OPENFAM_TOKEN_FILE with --servers K > 1: the job's cluster token
                      (<tmpdir>/token), for the memory famds' TCP data planes;
                      otherwise inherited from famrun's environment
@@ -87,6 +95,7 @@ Environment given to every PE (on top of famrun's own environment):
 Environment read by famrun:
   OPENFAM_SERVER     use this server (unix:/path or host:port) instead of a
                      private famd
+  OPENFAM_PROVIDER   default of --provider
   FAMD               path of the famd binary; when unset famrun uses the famd
                      next to its own binary, else the first famd on PATH
   TMPDIR             where the private famd's temporary directory is made
@@ -126,6 +135,10 @@ type config struct {
 	// tokenFile is the private famd set's cluster token, given to the PEs
 	// as OPENFAM_TOKEN_FILE ("" leaves the inherited value).
 	tokenFile string
+	// provider is --provider (or $OPENFAM_PROVIDER): the private famds'
+	// data plane and the PEs' OPENFAM_PROVIDER; "" when neither is set
+	// (famds then run tcp and PEs follow them).
+	provider string
 }
 
 func main() {
@@ -189,6 +202,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (config, int, bool) {
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "")
 	fs.DurationVar(&cfg.grace, "grace", 3*time.Second, "")
 	fs.DurationVar(&cfg.startup, "startup", 20*time.Second, "")
+	fs.StringVar(&cfg.provider, "provider", os.Getenv("OPENFAM_PROVIDER"), "")
 	fs.BoolVar(&cfg.label, "label", false, "")
 	fs.BoolVar(&cfg.keep, "keep", false, "")
 	fs.BoolVar(&cfg.verbose, "verbose", false, "")
@@ -223,6 +237,9 @@ func parseArgs(args []string, stdout, stderr io.Writer) (config, int, bool) {
 		return usage("durations must not be negative")
 	case len(cfg.argv) == 0:
 		return usage("no PROGRAM given")
+	}
+	if msg := checkProvider(cfg.provider); msg != "" {
+		return usage("%s", msg)
 	}
 	p, err := exec.LookPath(cfg.argv[0])
 	if err != nil {

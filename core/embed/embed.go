@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/fabric"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
 	"github.com/gofam/openfam/internal/famauth"
@@ -103,6 +104,15 @@ type Options struct {
 	// call and data-plane request answered (famd --metrics-listen).
 	CallObserver rpc.Observer
 	DataObserver transport.Observer
+	// Provider is the data plane's libfabric provider (famd --provider;
+	// fabric.go): "" or "tcp", the project's own TCP protocol only;
+	// otherwise role all opens an endpoint on it for its own regions
+	// (role metadata holds none, and only announces it).
+	Provider string
+	// Fabric, when set, is an endpoint already open to use instead of
+	// opening one on Provider (tests give a double); Close leaves it
+	// open.
+	Fabric transport.FabricServer
 }
 
 // Famd is a running in-process famd. Its methods are safe for concurrent
@@ -115,8 +125,9 @@ type Famd struct {
 	grpc    *grpc.Server
 	dataUx  *transport.Server
 	dataTCP *transport.Server
-	tmp     string // temporary directory owned by this Famd, or ""
-	unlock  func() // releases the data directory's famd lock
+	fabric  *fabric.Endpoint // famd's own libfabric endpoint, or nil
+	tmp     string           // temporary directory owned by this Famd, or ""
+	unlock  func()           // releases the data directory's famd lock
 
 	sock, dataSock string
 	addr, dataAddr string
@@ -274,7 +285,18 @@ func Start(opts Options) (_ *Famd, err error) {
 	if warnf == nil {
 		warnf = clusterLogf
 	}
-	d.srv = rpc.NewServer(rpc.Options{Fam: fam, Token: opts.Token, DataTCP: d.dataAddr,
+	fab := opts.Fabric
+	if fab == nil && opts.Role != "metadata" {
+		host, _, _ := net.SplitHostPort(d.addr)
+		if d.fabric, err = openFabric(opts.Provider, host, opts.Logf); err != nil {
+			return nil, err
+		}
+		if d.fabric != nil {
+			cleanup = append(cleanup, func() { d.fabric.Close() })
+			fab = d.fabric
+		}
+	}
+	d.srv = rpc.NewServer(rpc.Options{Fabric: fab, Provider: opts.Provider, Fam: fam, Token: opts.Token, DataTCP: d.dataAddr,
 		DataUnix: d.dataSock, DataDir: opts.DataDir, Cluster: cl, Auth: opts.Auth, TCPIdentity: opts.TCPIdentity,
 		MungeSocket: opts.MungeSocket, ServerToken: opts.ServerToken, Logf: opts.Logf, Infof: clusterLogf, Warnf: warnf,
 		Observer: opts.CallObserver})
@@ -282,11 +304,11 @@ func Start(opts Options) (_ *Famd, err error) {
 	pb.RegisterFamServer(d.grpc, d.srv)
 	logf := opts.Logf
 	if len(uxLns) > 0 {
-		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Control: d.srv, Logf: logf,
+		d.dataUx = transport.NewServer(d.srv, transport.ServerOptions{FDs: d.srv, Control: d.srv, Logf: logf, Fabric: fab,
 			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	}
 	if len(tcpLns) > 0 {
-		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Control: d.srv, Logf: logf,
+		d.dataTCP = transport.NewServer(d.srv, transport.ServerOptions{Token: opts.Token, Control: d.srv, Logf: logf, Fabric: fab,
 			Warnf: warnf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
@@ -453,6 +475,11 @@ func (d *Famd) Close() error {
 		}
 		d.wg.Wait()
 		d.srv.Close()
+		// Every key is withdrawn by now; the endpoint goes before the
+		// memory its registrations reached is unmapped.
+		if err := closeFabric(d.fabric); err != nil {
+			errs = append(errs, err)
+		}
 		if err := d.fam.Finalize(); err != nil {
 			errs = append(errs, err)
 		}

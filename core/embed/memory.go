@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/fabric"
 	"github.com/gofam/openfam/core/memserver"
 	"github.com/gofam/openfam/core/rpc"
 	"github.com/gofam/openfam/core/transport"
@@ -62,6 +63,14 @@ type MemoryOptions struct {
 	// DataObserver, when set, is told of every data-plane request
 	// answered (famd --metrics-listen).
 	DataObserver transport.Observer
+	// Provider is the data plane's libfabric provider (famd --provider):
+	// "" or "tcp", the project's own TCP protocol only; otherwise an
+	// endpoint on it exposes the server's keys (fabric.go).
+	Provider string
+	// Fabric, when set, is an endpoint already open to use instead of
+	// opening one on Provider (tests give a double); Close leaves it
+	// open.
+	Fabric transport.FabricServer
 }
 
 // Memory is a running memory server (famd --role memory). Its methods are
@@ -72,6 +81,7 @@ type Memory struct {
 	grpc     *grpc.Server
 	dataTCP  *transport.Server
 	dataUx   *transport.Server
+	fabric   *fabric.Endpoint // the libfabric endpoint, or nil
 	unlock   func()
 	addr     string
 	dataAddr string
@@ -158,12 +168,23 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 	_, dport, _ := net.SplitHostPort(dl.Addr().String())
 	m.addr, m.dataAddr = net.JoinHostPort(host, cport), net.JoinHostPort(host, dport)
 
+	fab := opts.Fabric
+	if fab != nil {
+		ms.SetFabric(fab)
+	} else if m.fabric, err = openFabric(opts.Provider, host, opts.Logf); err != nil {
+		return nil, err
+	}
+	if m.fabric != nil {
+		cleanup = append(cleanup, func() { m.fabric.Close() })
+		fab = m.fabric
+		ms.SetFabric(fab)
+	}
 	m.grpc = grpc.NewServer(grpc.UnaryInterceptor(ms.UnaryInterceptor))
 	pb.RegisterMemoryServer(m.grpc, ms)
-	m.dataTCP = transport.NewServer(ms, transport.ServerOptions{Token: opts.Token, Logf: opts.Logf,
+	m.dataTCP = transport.NewServer(ms, transport.ServerOptions{Token: opts.Token, Logf: opts.Logf, Fabric: fab,
 		Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	if ul != nil {
-		m.dataUx = transport.NewServer(ms, transport.ServerOptions{Logf: opts.Logf,
+		m.dataUx = transport.NewServer(ms, transport.ServerOptions{Logf: opts.Logf, Fabric: fab,
 			Warnf: opts.WarnLogf, MaxConnsPerPeer: opts.MaxConnsPerPeer, Observer: opts.DataObserver, Spin: opts.DataSpin})
 	}
 	serve := func(what string, fn func(net.Listener) error, l net.Listener) {
@@ -204,6 +225,9 @@ func (m *Memory) joinLoop() {
 	host, _ := os.Hostname()
 	req := &pb.JoinRequest{Uuid: m.ms.UUID(), Control: m.addr, DataTcp: m.dataAddr, DataUnix: m.dataSock,
 		Hostname: host, Secret: []byte(m.ms.Secret())}
+	if fab := m.fabricServer(); fab != nil {
+		req.Provider, req.FabricAddr = fab.Provider(), fab.Addr()
+	}
 	for attempt := 0; ; attempt++ {
 		id, err := m.join(req)
 		if err == nil {
@@ -325,7 +349,10 @@ func (m *Memory) Close() error {
 			}
 		}
 		m.wg.Wait()
-		m.ms.Close()
+		m.ms.Close() // withdraws every key first
+		if err := closeFabric(m.fabric); err != nil {
+			errs = append(errs, err)
+		}
 		m.unlock()
 		m.closeErr = errors.Join(errs...)
 	})

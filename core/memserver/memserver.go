@@ -51,6 +51,10 @@ type Options struct {
 	// Token is the cluster token, with which this server reaches its
 	// peers' data planes over TCP (redundant regions).
 	Token string
+	// Fabric, when set, is the libfabric endpoint the server's keys are
+	// exposed on (famd --provider); every key forgotten here is withdrawn
+	// from it too. SetFabric sets it later.
+	Fabric transport.FabricServer
 }
 
 // Server is a memory server: segments, granted keys, and the Memory
@@ -79,6 +83,8 @@ type Server struct {
 	lastPrune time.Time
 
 	raid raidServer // redundant regions (raid.go)
+	// fab is the libfabric endpoint keys are withdrawn from (fabric.go).
+	fab atomic.Pointer[fabricRef]
 }
 
 // RevokedMemory is how long a memory server refuses to grant a key again
@@ -134,9 +140,13 @@ func New(opts Options) (*Server, error) {
 	}
 	var sec [32]byte
 	_, _ = rand.Read(sec[:])
-	return &Server{opts: opts, uuid: id, secret: hex.EncodeToString(sec[:]), start: time.Now(),
+	s := &Server{opts: opts, uuid: id, secret: hex.EncodeToString(sec[:]), start: time.Now(),
 		segs: map[segKey]*segment{}, grants: map[transport.Key]*grant{}, revoked: map[transport.Key]time.Time{},
-		lastPrune: time.Now()}, nil
+		lastPrune: time.Now()}
+	if opts.Fabric != nil {
+		s.SetFabric(opts.Fabric)
+	}
+	return s, nil
 }
 
 // identityFile reads the server's identity, creating it on first start.
@@ -200,8 +210,11 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.raid.close()
 	s.gmu.Lock()
+	grants := s.grants
 	s.grants = map[transport.Key]*grant{}
 	s.gmu.Unlock()
+	// Registrations must go before the memory they reach is unmapped.
+	s.withdrawGrants(grants)
 	for _, sg := range segs {
 		sg.close()
 	}
@@ -309,6 +322,11 @@ func (s *Server) openSegment(d *pb.Segment, exact bool) (*segment, error) {
 	}
 	if cur == 0 {
 		s.logf("memserver: region %d's segment %s: %d bytes", sg.id, sg.path, want)
+	} else {
+		// The fabric registrations of its keys reach the old mapping,
+		// whose pages a shrink is about to cut from the file: withdraw
+		// them first (clients ask again, and get the new mapping).
+		s.withdrawSegment(sg)
 	}
 	if err := sg.file.Truncate(int64(want)); err != nil {
 		return nil, fmt.Errorf("sizing segment %s to %d bytes: %w", sg.path, want, err)
@@ -321,6 +339,12 @@ func (s *Server) openSegment(d *pb.Segment, exact bool) (*segment, error) {
 		sg.old = append(sg.old, old)
 	}
 	sg.mem.Store(&m)
+	if len(sg.old) > 0 {
+		// A FabricKey that resolved the old mapping may have exposed
+		// it after the withdrawal above; it is withdrawn now (or, if
+		// later still, by that request itself, which sees the new one).
+		s.withdrawSegment(sg)
+	}
 	// A shrink gave pages back: what was known backed may not be now.
 	sg.reserved = pages.Reserved{}
 	return sg, nil
@@ -382,12 +406,15 @@ func (s *Server) Drop(ctx context.Context, req *pb.SegmentRequest) (*pb.Reply, e
 	delete(s.segs, segKey{d.GetRegionId(), d.GetKind()})
 	s.mu.Unlock()
 	s.gmu.Lock()
+	var dropped []transport.Key
 	for k, g := range s.grants {
 		if g.seg.id == d.GetRegionId() && g.seg.kind == d.GetKind() {
 			delete(s.grants, k)
+			dropped = append(dropped, k)
 		}
 	}
 	s.gmu.Unlock()
+	s.withdraw(dropped...)
 	path := s.segPath(d.GetRegionId(), d.GetPersistent(), d.GetKind())
 	if sg != nil {
 		path = sg.path
@@ -469,16 +496,19 @@ func (s *Server) Grant(ctx context.Context, req *pb.GrantRequest) (*pb.Reply, er
 		s.gmu.Unlock()
 		return fail(errors.New("grant of a key already revoked")), nil
 	}
+	var dropped []transport.Key
 	if newEpoch {
 		for key, g := range s.grants {
 			if g.epoch != epoch {
 				delete(s.grants, key)
+				dropped = append(dropped, key)
 			}
 		}
 	}
 	s.grants[k] = &grant{seg: sg, start: req.GetStart(), end: req.GetEnd(), rights: uint8(req.GetRights() & 3), epoch: epoch}
 	s.raidGrantLocked(k, sg, req, epoch) // raid.go
 	s.gmu.Unlock()
+	s.withdraw(dropped...)
 	return &pb.Reply{}, nil
 }
 
@@ -488,6 +518,7 @@ func (s *Server) Grant(ctx context.Context, req *pb.GrantRequest) (*pb.Reply, er
 func (s *Server) Revoke(_ context.Context, req *pb.RevokeRequest) (*pb.Reply, error) {
 	now := time.Now()
 	s.gmu.Lock()
+	gone := make([]transport.Key, 0, len(req.GetKeys()))
 	for _, b := range req.GetKeys() {
 		var k transport.Key
 		if len(b) == len(k) {
@@ -496,6 +527,7 @@ func (s *Server) Revoke(_ context.Context, req *pb.RevokeRequest) (*pb.Reply, er
 			s.revoked[k] = now
 			// A RAID1 item's mirror key goes with its key.
 			delete(s.grants, transport.MirrorKey(k))
+			gone = append(gone, k, transport.MirrorKey(k))
 		}
 	}
 	// Pruning at most every half period keeps the average cost of a
@@ -509,6 +541,9 @@ func (s *Server) Revoke(_ context.Context, req *pb.RevokeRequest) (*pb.Reply, er
 		s.lastPrune = now
 	}
 	s.gmu.Unlock()
+	// Forgotten first, withdrawn second: a FabricKey request racing with
+	// this finds the key gone when it looks again (transport/fabric.go).
+	s.withdraw(gone...)
 	return &pb.Reply{}, nil
 }
 

@@ -104,6 +104,9 @@ type memberRecord struct {
 	DataUnix string `json:"data_unix,omitempty"`
 	Hostname string `json:"hostname"`
 	Secret   string `json:"secret"`
+	// Provider and FabricAddr are its libfabric data plane (fabric.go).
+	Provider   string `json:"provider,omitempty"`
+	FabricAddr []byte `json:"fabric_addr,omitempty"`
 }
 
 type member struct {
@@ -231,7 +234,8 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 		return 0, errors.New("a joining memory server must give its uuid, control and data addresses and secret")
 	}
 	r := memberRecord{UUID: req.GetUuid(), Control: req.GetControl(), DataTCP: req.GetDataTcp(),
-		DataUnix: req.GetDataUnix(), Hostname: req.GetHostname(), Secret: string(req.GetSecret())}
+		DataUnix: req.GetDataUnix(), Hostname: req.GetHostname(), Secret: string(req.GetSecret()),
+		Provider: req.GetProvider(), FabricAddr: req.GetFabricAddr()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, m := range c.members {
@@ -284,7 +288,7 @@ func (c *Cluster) list(probe bool) []*pb.ServerInfo {
 	var wg sync.WaitGroup
 	for i, m := range ms {
 		out[i] = &pb.ServerInfo{Id: m.rec.ID, DataTcp: m.rec.DataTCP, DataUnix: m.rec.DataUnix,
-			Hostname: m.rec.Hostname, Control: m.rec.Control}
+			Hostname: m.rec.Hostname, Control: m.rec.Control, Provider: m.rec.Provider, FabricAddr: m.rec.FabricAddr}
 		if !probe {
 			continue
 		}

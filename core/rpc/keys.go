@@ -36,6 +36,10 @@ type keyTable struct {
 	// onRevoke, when set, runs after an entry is forgotten (withdrawing
 	// the key from memory servers, telling its session).
 	onRevoke func(e *entry)
+	// fabric, when set, is famd's own libfabric endpoint: every key
+	// forgotten is withdrawn from it too (see fabric.go), including at
+	// closeAll, which drops onRevoke.
+	fabric transport.FabricServer
 }
 
 func newKeyTable() *keyTable { return &keyTable{m: map[transport.Key]*entry{}} }
@@ -73,10 +77,15 @@ func (t *keyTable) revoke(e *entry) {
 	if live {
 		delete(t.m, e.key)
 	}
-	onRevoke := t.onRevoke
+	onRevoke, fab := t.onRevoke, t.fabric
 	t.mu.Unlock()
 	if !live {
 		return
+	}
+	if fab != nil {
+		// Forgotten first, withdrawn second: a FabricKey request racing
+		// with this finds the key gone when it looks again.
+		fab.Withdraw(e.key)
 	}
 	e.it.Watch(nil)
 	if onRevoke != nil {

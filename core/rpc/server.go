@@ -74,6 +74,15 @@ type Options struct {
 	// Observer, when set, is told of every control call answered
 	// (famd's metrics); nil costs nothing.
 	Observer Observer
+	// Fabric, when set, is famd's own libfabric endpoint (famd
+	// --provider): Info announces it, and every key revoked is
+	// withdrawn from it. Give the same endpoint to the data plane's
+	// transport.ServerOptions.Fabric.
+	Fabric transport.FabricServer
+	// Provider is the data-plane provider Info announces when Fabric is
+	// nil (role metadata announces the job's provider though it serves
+	// no region bytes); "" means "tcp".
+	Provider string
 }
 
 // Server implements openfamv1.FamServer, transport.Memory and
@@ -100,7 +109,7 @@ type Server struct {
 func NewServer(opts Options) *Server {
 	host, _ := os.Hostname()
 	version := famversion.String()
-	s := &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTable(), sessions: newSessions(),
+	s := &Server{opts: opts, fam: opts.Fam, token: opts.Token, keys: newKeyTableFabric(opts.Fabric), sessions: newSessions(),
 		barriers: newBarriers(), start: time.Now(), version: version, host: host,
 		auth: famauth.ModeToken, tcpID: identity{uint32(os.Getuid()), uint32(os.Getgid())}}
 	if opts.Auth == famauth.ModeMunge {
@@ -285,6 +294,7 @@ func (s *Server) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.InfoReply, er
 	rep := &pb.InfoReply{Version: APIVersion, ServerVersion: s.version, DataTcp: s.opts.DataTCP,
 		DataUnix: s.opts.DataUnix, DataDir: s.opts.DataDir, UptimeNs: uint64(time.Since(s.start)),
 		ServerId: s.opts.ServerID, Hostname: s.host, Persist: persistName(s.fam)}
+	rep.Provider, rep.FabricAddr = fabricInfo(s.opts.Fabric, s.opts.Provider)
 	// Usage is informative: Info must answer even when listing fails, as
 	// clients call it first to find the data plane.
 	regions, _ := s.visibleRegions(f)
@@ -750,7 +760,7 @@ func (s *Server) joinRefusal(ctx context.Context, id identity, req *pb.JoinReque
 // covers (famauth.ServerProof), in order: a proof made for one server's
 // addresses and secret is worthless for any other.
 func JoinProofFields(req *pb.JoinRequest) []string {
-	return []string{req.GetUuid(), req.GetControl(), req.GetDataTcp(), req.GetDataUnix(), req.GetHostname(), string(req.GetSecret())}
+	return joinFabricFields([]string{req.GetUuid(), req.GetControl(), req.GetDataTcp(), req.GetDataUnix(), req.GetHostname(), string(req.GetSecret())}, req)
 }
 
 // Servers lists the memory servers regions are placed on (empty for a

@@ -695,7 +695,7 @@ type req struct {
 	op       wire.Op
 	dst      []byte // where a Get or Gather reply's data goes
 	res      [wire.AtomicResultSize]byte
-	res64    [3]uint64 // OpenFD reply arguments
+	res64    [4]uint64 // OpenFD, FabricKey reply arguments
 	fd       *os.File
 	cc       *cconn
 	id       uint64
@@ -1447,6 +1447,8 @@ func (cc *cconn) complete(h wire.Header, r *req) error {
 		return cc.completeRaid(h, r) // raid.go
 	case wire.OpHello:
 		r.res64[0] = h.Arg[0] // the server's features
+	case wire.OpFabricKey:
+		r.res64 = h.Arg // the registration (fabric.go)
 	case wire.OpControl:
 		r.dst = make([]byte, h.PayloadLen)
 		if _, err := io.ReadFull(cc.br, r.dst); err != nil {

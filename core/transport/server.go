@@ -474,6 +474,8 @@ func (sc *sconn) serve(h wire.Header) error {
 		rerr, err = sc.commit(h)
 	case wire.OpRaid:
 		rerr, err = sc.raid(h) // raid.go
+	case wire.OpFabricKey:
+		rerr, err = sc.fabricKey(h) // fabric.go
 	}
 	if err != nil {
 		return err
@@ -503,6 +505,9 @@ func (sc *sconn) hello(h wire.Header) (*replyError, error) {
 	var features uint64
 	if sc.s.opts.Control != nil {
 		features |= wire.FeatureControl
+	}
+	if sc.s.opts.Fabric != nil {
+		features |= wire.FeatureFabric
 	}
 	if o := sc.s.opts.Observer; o != nil {
 		observe(o, h, wire.StatusOK, 0)

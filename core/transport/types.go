@@ -117,6 +117,10 @@ type ServerOptions struct {
 	// (all its Servers together); 0 means one fewer than GOMAXPROCS (none
 	// on one core), negative none.
 	MaxSpinners int
+	// Fabric, when set, is the server's libfabric endpoint: the server
+	// announces it in its Hello reply and answers FabricKey requests by
+	// exposing keys there (see fabric.go). nil: the tcp data plane only.
+	Fabric FabricServer
 }
 
 // Observer counts a Server's work for monitoring. Request is called once

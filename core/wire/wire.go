@@ -55,29 +55,42 @@ const (
 	// OpCommit makes a range of the item durable (issue 20): the server
 	// answers once its bytes are on stable storage.
 	OpCommit Op = 12
+	// OpFabricKey asks the server to expose the key's bytes on its
+	// libfabric endpoint (issue 15); the reply carries the registration:
+	// Arg[0] the remote key, Arg[1] the base address, Arg[2] the size,
+	// Arg[3] the rights.
+	OpFabricKey Op = 13
 	// OpRaid carries the operations of redundant regions (issue 16,
 	// spec/wire.md "Raid"): Arg[0] names the sub-operation, the payload
 	// and the reply's payload are the sub-operation's.
 	OpRaid Op = 14
-	opEnd  Op = 15
-	// opReserved13 is taken by another change (issue 15's OpFabricKey);
-	// until it lands, frames with it are malformed.
-	opReserved13 Op = 13
+	// opEnd is one past the last opcode: a new opcode goes above it, opEnd
+	// moves up by one, and the name goes at the end of opNames (TestOpNames
+	// fails on a forgotten name; a name too many does not compile).
+	opEnd Op = 15
 )
 
-var opNames = [...]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
-	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control", "Commit", "Op(13)", "Raid"}
+// opNames is indexed by opcode.
+var opNames = [opEnd]string{"", "Hello", "Ping", "Get", "Put", "GatherStrided", "ScatterStrided",
+	"GatherIndexed", "ScatterIndexed", "Atomic", "OpenFD", "Control", "Commit", "FabricKey", "Raid"}
 
 // Features a server announces in its Hello reply's Arg[0] (a server that
 // predates them announces none).
 const (
 	// FeatureControl: the server serves Control requests.
 	FeatureControl uint64 = 1 << 0
+	// FeatureFabric: the server has a libfabric endpoint and serves
+	// FabricKey requests.
+	FeatureFabric uint64 = 1 << 1
 )
 
 // MaxControl is the largest payload of a Control request (a control
 // call's encoded request message).
 const MaxControl = 64 << 10
+
+// Known reports whether o is an opcode of this protocol version (what
+// Check accepts): for tables indexed by opcode, which then grow with it.
+func (o Op) Known() bool { return o > 0 && o < opEnd }
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
@@ -125,6 +138,8 @@ const (
 //	Control reply   payload the encoded reply; Arg[3] 1 when a descriptor is
 //	                attached, Arg[0..2] then as in the OpenFD reply
 //	Commit          Arg[0] offset, Arg[1] length; no payload either way
+//	FabricKey       no argument but the key; no payload either way
+//	FabricKey reply Arg[0] remote key, Arg[1] base, Arg[2] size, Arg[3] rights
 type Header struct {
 	Op         Op
 	Flags      uint8
@@ -200,7 +215,7 @@ func Parse(b []byte) (Header, error) {
 // arguments' meaning (a zero length or an offset beyond the item are
 // answered with a status, not treated as malformed).
 func (h *Header) Check() error {
-	if h.Op == 0 || h.Op >= opEnd || h.Op == opReserved13 {
+	if h.Op == 0 || h.Op >= opEnd {
 		return malformed("unknown opcode %d", uint8(h.Op))
 	}
 	if h.Flags&^flagsAll != 0 {

@@ -29,6 +29,9 @@ func TestRoundTrip(t *testing.T) {
 		{Header{Op: OpAtomic, Flags: FlagReply, ID: 3}, make([]byte, 16)},
 		{Header{Op: OpOpenFD, Flags: FlagReply, Arg: [4]uint64{4096, 100, 3}}, nil},
 		{Header{Op: OpGet, Flags: FlagReply, Status: StatusStaleKey}, nil},
+		{Header{Op: OpFabricKey, ID: 4, Key: key}, nil},
+		{Header{Op: OpFabricKey, Flags: FlagReply, ID: 4, Arg: [4]uint64{0xdeadbeef, 0x7f0000001000, 4096, 3}}, nil},
+		{Header{Op: OpFabricKey, Flags: FlagReply, Status: 16, ID: 5}, []byte("no fabric endpoint")},
 	}
 	for _, c := range cases {
 		b := frame(c.h, c.payload)
@@ -99,6 +102,9 @@ func TestRejects(t *testing.T) {
 		"reply message":    frame(Header{Op: OpGet, Flags: FlagReply, Status: 4}, make([]byte, MaxMessage+1)),
 		"atomic reply":     frame(Header{Op: OpAtomic, Flags: FlagReply}, make([]byte, 8)),
 		"put reply data":   frame(Header{Op: OpPut, Flags: FlagReply}, make([]byte, 8)),
+		"fabrickey data":   frame(Header{Op: OpFabricKey}, make([]byte, 8)),
+		"fabrickey reply":  frame(Header{Op: OpFabricKey, Flags: FlagReply}, make([]byte, 8)),
+		"opcode past end":  mutate(func(b []byte) { b[5] = byte(opEnd) }),
 	}
 	for name, b := range cases {
 		if _, _, _, err := Decode(b); !errors.Is(err, ErrMalformed) {
@@ -110,6 +116,20 @@ func TestRejects(t *testing.T) {
 		if _, _, _, err := Decode(b[:n]); err != io.ErrUnexpectedEOF {
 			t.Errorf("Decode of %d/%d bytes: %v, want ErrUnexpectedEOF", n, len(b), err)
 		}
+	}
+}
+
+// TestOpNames checks that every opcode has its name (a new opcode whose
+// name was forgotten would print as "") and that the codes of spec/wire.md
+// do not move.
+func TestOpNames(t *testing.T) {
+	for o := Op(1); o < opEnd; o++ {
+		if opNames[o] == "" {
+			t.Errorf("opcode %d has no name in opNames", o)
+		}
+	}
+	if OpFabricKey != 13 || OpFabricKey.String() != "FabricKey" || opEnd.String() != "Op(14)" {
+		t.Errorf("FabricKey is %d %q, opEnd %q", uint8(OpFabricKey), OpFabricKey, opEnd)
 	}
 }
 

@@ -65,7 +65,7 @@ func New() *Metrics {
 		Help: "Requests that failed, by plane: control (a FAM error in the reply or a call not served) and data."},
 		[]string{"plane"})
 	m.reg.MustRegister(m.calls, reqs, bytes, errs)
-	for op := wire.OpHello; op <= wire.OpOpenFD; op++ {
+	for op := wire.OpHello; op.Known(); op++ {
 		m.ops[op] = reqs.WithLabelValues(op.String(), "ok")
 		m.opErrs[op] = reqs.WithLabelValues(op.String(), "error")
 	}

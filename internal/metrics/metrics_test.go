@@ -48,6 +48,7 @@ func TestExposition(t *testing.T) {
 	m.Request(wire.OpScatterStrided, wire.StatusOK, 0, 640)
 	m.Request(wire.OpPut, wire.StatusStaleKey, 0, 0)
 	m.Request(wire.Op(200), 4, 0, 0)
+	m.Request(wire.OpFabricKey, wire.StatusOK, 0, 0)
 	m.Watch(Source{
 		Sessions: func() int { return 3 },
 		Regions:  func() (int, error) { return 0, errors.New("store closed") },
@@ -76,6 +77,7 @@ func TestExposition(t *testing.T) {
 		`famd_data_requests_total{op="ScatterStrided",result="ok"} 1`,
 		`famd_data_requests_total{op="Put",result="error"} 1`,
 		`famd_data_requests_total{op="unknown",result="error"} 1`,
+		`famd_data_requests_total{op="FabricKey",result="ok"} 1`,
 		`famd_data_bytes_total{direction="get"} 4096`,
 		`famd_data_bytes_total{direction="put"} 640`,
 		`famd_sessions_open 3`,

@@ -527,7 +527,13 @@ type InfoReply struct {
 	// famd's own persistence policy ("quiet", "each" or "lazy", with the
 	// lazy flush interval: "lazy 5s"); clients' commits are honoured
 	// whatever it is. "" from a famd that predates it.
-	Persist       string `protobuf:"bytes,13,opt,name=persist,proto3" json:"persist,omitempty"`
+	Persist string `protobuf:"bytes,13,opt,name=persist,proto3" json:"persist,omitempty"`
+	// famd's own data plane (role all: the regions no memory server holds):
+	// the libfabric provider it runs ("tcp" or "" for the project's own TCP
+	// protocol, data_tcp/data_unix above; else a provider string such as
+	// "tcp;ofi_rxm") and its fabric address (fi_getname), empty for tcp.
+	Provider      string `protobuf:"bytes,14,opt,name=provider,proto3" json:"provider,omitempty"`
+	FabricAddr    []byte `protobuf:"bytes,15,opt,name=fabric_addr,json=fabricAddr,proto3" json:"fabric_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -651,6 +657,20 @@ func (x *InfoReply) GetPersist() string {
 		return x.Persist
 	}
 	return ""
+}
+
+func (x *InfoReply) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *InfoReply) GetFabricAddr() []byte {
+	if x != nil {
+		return x.FabricAddr
+	}
+	return nil
 }
 
 type CreateRegionRequest struct {
@@ -1874,14 +1894,18 @@ func (x *BarrierRequest) GetRank() uint32 {
 }
 
 type JoinRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Uuid          string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`                         // the memory server's persistent identity
-	Control       string                 `protobuf:"bytes,2,opt,name=control,proto3" json:"control,omitempty"`                   // its Memory service, HOST:PORT
-	DataTcp       string                 `protobuf:"bytes,3,opt,name=data_tcp,json=dataTcp,proto3" json:"data_tcp,omitempty"`    // its data plane, HOST:PORT
-	DataUnix      string                 `protobuf:"bytes,4,opt,name=data_unix,json=dataUnix,proto3" json:"data_unix,omitempty"` // its data-plane Unix socket, "" if none
-	Hostname      string                 `protobuf:"bytes,5,opt,name=hostname,proto3" json:"hostname,omitempty"`
-	Secret        []byte                 `protobuf:"bytes,6,opt,name=secret,proto3" json:"secret,omitempty"`      // what Memory calls must carry
-	Capacity      uint64                 `protobuf:"varint,7,opt,name=capacity,proto3" json:"capacity,omitempty"` // bytes it offers (0: unlimited)
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Uuid     string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`                         // the memory server's persistent identity
+	Control  string                 `protobuf:"bytes,2,opt,name=control,proto3" json:"control,omitempty"`                   // its Memory service, HOST:PORT
+	DataTcp  string                 `protobuf:"bytes,3,opt,name=data_tcp,json=dataTcp,proto3" json:"data_tcp,omitempty"`    // its data plane, HOST:PORT
+	DataUnix string                 `protobuf:"bytes,4,opt,name=data_unix,json=dataUnix,proto3" json:"data_unix,omitempty"` // its data-plane Unix socket, "" if none
+	Hostname string                 `protobuf:"bytes,5,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Secret   []byte                 `protobuf:"bytes,6,opt,name=secret,proto3" json:"secret,omitempty"`      // what Memory calls must carry
+	Capacity uint64                 `protobuf:"varint,7,opt,name=capacity,proto3" json:"capacity,omitempty"` // bytes it offers (0: unlimited)
+	// Its data plane's libfabric provider ("" or "tcp": the project's own
+	// TCP protocol only) and fabric address (fi_getname), issue 15.
+	Provider      string `protobuf:"bytes,8,opt,name=provider,proto3" json:"provider,omitempty"`
+	FabricAddr    []byte `protobuf:"bytes,9,opt,name=fabric_addr,json=fabricAddr,proto3" json:"fabric_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1965,6 +1989,20 @@ func (x *JoinRequest) GetCapacity() uint64 {
 	return 0
 }
 
+func (x *JoinRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetFabricAddr() []byte {
+	if x != nil {
+		return x.FabricAddr
+	}
+	return nil
+}
+
 type JoinReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Err           *FamError              `protobuf:"bytes,1,opt,name=err,proto3" json:"err,omitempty"`
@@ -2025,9 +2063,13 @@ type ServerInfo struct {
 	Hostname string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
 	Control  string                 `protobuf:"bytes,5,opt,name=control,proto3" json:"control,omitempty"`
 	// The three below are filled when the request probes.
-	Reachable     bool   `protobuf:"varint,6,opt,name=reachable,proto3" json:"reachable,omitempty"` // answered the probe
-	Segments      uint64 `protobuf:"varint,7,opt,name=segments,proto3" json:"segments,omitempty"`   // regions with a segment on it
-	Bytes         uint64 `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`         // bytes of those segments
+	Reachable bool   `protobuf:"varint,6,opt,name=reachable,proto3" json:"reachable,omitempty"` // answered the probe
+	Segments  uint64 `protobuf:"varint,7,opt,name=segments,proto3" json:"segments,omitempty"`   // regions with a segment on it
+	Bytes     uint64 `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`         // bytes of those segments
+	// The server's data-plane provider and fabric address, as it joined
+	// (JoinRequest.provider, fabric_addr).
+	Provider      string `protobuf:"bytes,9,opt,name=provider,proto3" json:"provider,omitempty"`
+	FabricAddr    []byte `protobuf:"bytes,10,opt,name=fabric_addr,json=fabricAddr,proto3" json:"fabric_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2116,6 +2158,20 @@ func (x *ServerInfo) GetBytes() uint64 {
 		return x.Bytes
 	}
 	return 0
+}
+
+func (x *ServerInfo) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ServerInfo) GetFabricAddr() []byte {
+	if x != nil {
+		return x.FabricAddr
+	}
+	return nil
 }
 
 type ServersRequest struct {
@@ -3082,7 +3138,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\n" +
 	"redundancy\x18\x14 \x01(\rR\n" +
 	"redundancy\"\r\n" +
-	"\vInfoRequest\"\x91\x03\n" +
+	"\vInfoRequest\"\xce\x03\n" +
 	"\tInfoReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12%\n" +
@@ -3099,7 +3155,10 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	" \x01(\x04R\tbytesUsed\x12\x1b\n" +
 	"\tserver_id\x18\v \x01(\rR\bserverId\x12\x1a\n" +
 	"\bhostname\x18\f \x01(\tR\bhostname\x12\x18\n" +
-	"\apersist\x18\r \x01(\tR\apersist\"}\n" +
+	"\apersist\x18\r \x01(\tR\apersist\x12\x1a\n" +
+	"\bprovider\x18\x0e \x01(\tR\bprovider\x12\x1f\n" +
+	"\vfabric_addr\x18\x0f \x01(\fR\n" +
+	"fabricAddr\"}\n" +
 	"\x13CreateRegionRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x12\n" +
@@ -3174,7 +3233,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0eBarrierRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\rR\x04size\x12\x12\n" +
-	"\x04rank\x18\x03 \x01(\rR\x04rank\"\xc3\x01\n" +
+	"\x04rank\x18\x03 \x01(\rR\x04rank\"\x80\x02\n" +
 	"\vJoinRequest\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x18\n" +
 	"\acontrol\x18\x02 \x01(\tR\acontrol\x12\x19\n" +
@@ -3182,10 +3241,13 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\tdata_unix\x18\x04 \x01(\tR\bdataUnix\x12\x1a\n" +
 	"\bhostname\x18\x05 \x01(\tR\bhostname\x12\x16\n" +
 	"\x06secret\x18\x06 \x01(\fR\x06secret\x12\x1a\n" +
-	"\bcapacity\x18\a \x01(\x04R\bcapacity\"P\n" +
+	"\bcapacity\x18\a \x01(\x04R\bcapacity\x12\x1a\n" +
+	"\bprovider\x18\b \x01(\tR\bprovider\x12\x1f\n" +
+	"\vfabric_addr\x18\t \x01(\fR\n" +
+	"fabricAddr\"P\n" +
 	"\tJoinReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x12\x1b\n" +
-	"\tserver_id\x18\x02 \x01(\x04R\bserverId\"\xda\x01\n" +
+	"\tserver_id\x18\x02 \x01(\x04R\bserverId\"\x97\x02\n" +
 	"\n" +
 	"ServerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x19\n" +
@@ -3195,7 +3257,11 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\acontrol\x18\x05 \x01(\tR\acontrol\x12\x1c\n" +
 	"\treachable\x18\x06 \x01(\bR\treachable\x12\x1a\n" +
 	"\bsegments\x18\a \x01(\x04R\bsegments\x12\x14\n" +
-	"\x05bytes\x18\b \x01(\x04R\x05bytes\"&\n" +
+	"\x05bytes\x18\b \x01(\x04R\x05bytes\x12\x1a\n" +
+	"\bprovider\x18\t \x01(\tR\bprovider\x12\x1f\n" +
+	"\vfabric_addr\x18\n" +
+	" \x01(\fR\n" +
+	"fabricAddr\"&\n" +
 	"\x0eServersRequest\x12\x14\n" +
 	"\x05probe\x18\x01 \x01(\bR\x05probe\"\x91\x01\n" +
 	"\fServersReply\x12&\n" +
