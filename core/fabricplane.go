@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -173,17 +172,9 @@ func acquireEndpoint(prov string, timeout time.Duration) (*fabric.Endpoint, erro
 // endpointOptions are the options of a client's endpoint: timeout bounds
 // every fabric operation, as OPENFAM_TIMEOUT bounds every request of the
 // TCP data plane, so that a memory server that dies mid-transfer fails the
-// call (or fam_quiet) within it. The agreed surface of fabric.Options has
-// no Timeout field; its implementation adds one (a time.Duration), set
-// here where the build has it. Once both are merged this is
-// fabric.Options{Timeout: timeout}.
+// call (or fam_quiet) within it (0 keeps the package's default).
 func endpointOptions(timeout time.Duration) fabric.Options {
-	var o fabric.Options
-	if f := reflect.ValueOf(&o).Elem().FieldByName("Timeout"); timeout > 0 && f.IsValid() && f.CanSet() &&
-		f.Type() == reflect.TypeFor[time.Duration]() {
-		f.SetInt(int64(timeout))
-	}
-	return o
+	return fabric.Options{Timeout: timeout}
 }
 
 // releaseEndpoint drops one instance's hold on ep, closing it with the last.

@@ -129,7 +129,11 @@ func (p *Plane) Atomic(key transport.Key, off uint64, kind amo.Kind, op amo.Op, 
 	if fetch || op == amo.Fetch {
 		need |= transport.RightRead
 	}
-	if off%size != 0 || (rk.base+off)%size != 0 || check(rk, off, size, need) != nil {
+	// A registration without remote write is refused for every atomic by
+	// some providers (sockets), atomic reads included, and reported like a
+	// revoked key: a read-only holder's atomics go to the server's
+	// protocol, which checks the rights itself.
+	if off%size != 0 || (rk.base+off)%size != 0 || check(rk, off, size, need) != nil || rk.rights&transport.RightWrite == 0 {
 		return p.ctl.Atomic(key, off, kind, op, v, cmp, fetch)
 	}
 	res, err := p.nativeAtomic(rk, off, kind, op, v, cmp, fetch)

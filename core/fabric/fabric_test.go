@@ -439,6 +439,16 @@ func TestReadOnlyExposure(t *testing.T) {
 		if err := pr.p.Put(k, 0, []byte("x")); !errors.As(err, &te) || te.Code != codeNoPerm {
 			t.Fatalf("put on a read-only key: %v, want code %d", err, codeNoPerm)
 		}
+		// A read-only holder may still fetch a word atomically: sockets
+		// refuses every native atomic on a registration without remote
+		// write, so the fetch must not be sent natively there.
+		mem[0] = 42
+		if v, err := pr.p.Atomic(k, 0, amo.Int64, amo.Fetch, amo.Value{}, amo.Value{}, true); err != nil || v.Lo != 42 {
+			t.Fatalf("%s: atomic fetch on a read-only key: %v (value %d), want 42", prov, err, v.Lo)
+		}
+		if v, err := pr.p.Atomic(k, 0, amo.Int128, amo.Fetch, amo.Value{}, amo.Value{}, true); err != nil || v.Lo != 42 {
+			t.Fatalf("%s: int128 fetch on a read-only key: %v (value %d), want 42", prov, err, v.Lo)
+		}
 		p2, err := pr.cli.Plane(pr.srv.Addr(), lyingCtl{pr.ctl})
 		if err != nil {
 			t.Fatal(err)
