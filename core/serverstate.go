@@ -1,6 +1,12 @@
 package core
 
-import "sync"
+import (
+	"context"
+	"sync"
+	"time"
+
+	pb "github.com/gofam/openfam/spec/proto/openfamv1"
+)
 
 // serverStates is what this client believes of each memory server's
 // health (issue 16, redundant regions). The metadata famd owns
@@ -15,13 +21,33 @@ import "sync"
 type serverStates struct {
 	mu   sync.Mutex
 	down map[uint64]bool
+	// rebuilding holds the servers famd is rebuilding: writes go to
+	// them, reads should not (their copies are not all current yet).
+	rebuilding map[uint64]bool
+
+	// report, when set (a client of famd), sends a suspect report to
+	// famd; lastReport rate-limits it per server.
+	report     func(id uint64, err error)
+	lastReport map[uint64]time.Time
 }
+
+// reportEvery is the least time between two reports of one server by
+// one client: famd probes at once on the first, so more add nothing.
+const reportEvery = time.Second
 
 // down reports whether famd has declared memory server id down.
 func (s *serverStates) isDown(id uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.down[id]
+}
+
+// isRebuilding reports whether famd is rebuilding memory server id's
+// copies: a read should go to another copy.
+func (s *serverStates) isRebuilding(id uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rebuilding[id]
 }
 
 // setDown records famd's word on server id (true: down, false: up again,
@@ -39,7 +65,68 @@ func (s *serverStates) setDown(id uint64, down bool) {
 	}
 }
 
+// setState records a state famd sent on the session stream.
+func (s *serverStates) setState(id uint64, st pb.ServerState) {
+	s.setDown(id, st == pb.ServerState_SERVER_DOWN)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st == pb.ServerState_SERVER_REBUILDING {
+		if s.rebuilding == nil {
+			s.rebuilding = map[uint64]bool{}
+		}
+		s.rebuilding[id] = true
+	} else {
+		delete(s.rebuilding, id)
+	}
+}
+
 // suspect is called by the data path when an operation on server id
-// failed with err (unreachable or timed out). The membership side reports
-// it to famd; this placeholder only remembers nothing.
-func (s *serverStates) suspect(id uint64, err error) {}
+// failed with err (unreachable or timed out). It reports the server to
+// famd, which probes it and decides; the report runs in the background
+// and at most once a second per server, so the data path never waits on
+// famd. A server famd already declared down is not reported again.
+func (s *serverStates) suspect(id uint64, err error) {
+	s.mu.Lock()
+	if s.report == nil || s.down[id] {
+		s.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	if last, ok := s.lastReport[id]; ok && now.Sub(last) < reportEvery {
+		s.mu.Unlock()
+		return
+	}
+	if s.lastReport == nil {
+		s.lastReport = map[uint64]time.Time{}
+	}
+	s.lastReport[id] = now
+	report := s.report
+	s.mu.Unlock()
+	go report(id, err)
+}
+
+// reportTo makes suspect send its reports with cl, each bounded by
+// timeout.
+func (s *serverStates) reportTo(cl pb.FamClient, timeout time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.report = func(id uint64, err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		// Advisory: a report that does not arrive changes nothing but
+		// how soon famd probes the server itself.
+		_, _ = cl.ReportServer(ctx, &pb.ReportServerRequest{ServerId: id, Error: msg})
+	}
+}
+
+// serverEvent applies a session event's memory server state, if it
+// carries one.
+func (r *remote) serverEvent(ev *pb.SessionEvent) {
+	if id := ev.GetServerId(); id != 0 {
+		r.srv.setState(id, ev.GetServerState())
+	}
+}

@@ -48,6 +48,9 @@ type ClusterOptions struct {
 	// without it only servers with a data-plane Unix socket on this host
 	// can be reached.
 	Token string
+	// Health tunes the probes that decide a memory server is down, and
+	// rebuilds (issue 16; see health.go).
+	Health HealthOptions
 }
 
 // Cluster is the metadata service's side of its memory servers: who
@@ -78,6 +81,10 @@ type Cluster struct {
 
 	stop      chan struct{} // closed by Close: ends retryRevokes
 	closeOnce sync.Once
+
+	// health is the membership of the servers: up, down, rebuilding, and
+	// which copies of redundant regions are current (health.go).
+	health *health
 }
 
 // owedRevocations are keys one incarnation of a memory server (told apart
@@ -137,6 +144,9 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	_, _ = rand.Read(c.epoch)
 	b, err := os.ReadFile(c.path)
 	if errors.Is(err, os.ErrNotExist) {
+		if err := c.startHealth(); err != nil {
+			return nil, err
+		}
 		go c.retryRevokes()
 		return c, nil
 	}
@@ -155,6 +165,9 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 		}
 		c.members[r.ID] = m
 		c.nextID = max(c.nextID, r.ID+1)
+	}
+	if err := c.startHealth(); err != nil {
+		return nil, err
 	}
 	go c.retryRevokes()
 	return c, nil
@@ -206,7 +219,10 @@ func (c *Cluster) idsLocked() []uint64 {
 
 // Close closes the connections to memory servers.
 func (c *Cluster) Close() {
-	c.closeOnce.Do(func() { close(c.stop) })
+	c.closeOnce.Do(func() {
+		close(c.stop)
+		c.health.close()
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
@@ -219,11 +235,12 @@ func (c *Cluster) Close() {
 	}
 }
 
-// join registers (or re-registers, by uuid) a memory server and returns
-// its id.
-func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
+// register records (or re-records, by uuid) a memory server and returns
+// its id, and whether it was known (it restarted); join (health.go) calls
+// it.
+func (c *Cluster) register(req *pb.JoinRequest) (id uint64, rejoin bool, err error) {
 	if req.GetUuid() == "" || req.GetControl() == "" || req.GetDataTcp() == "" || len(req.GetSecret()) == 0 {
-		return 0, errors.New("a joining memory server must give its uuid, control and data addresses and secret")
+		return 0, false, errors.New("a joining memory server must give its uuid, control and data addresses and secret")
 	}
 	r := memberRecord{UUID: req.GetUuid(), Control: req.GetControl(), DataTCP: req.GetDataTcp(),
 		DataUnix: req.GetDataUnix(), Hostname: req.GetHostname(), Secret: string(req.GetSecret())}
@@ -240,9 +257,12 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 	}
 	m, err := dialMember(r)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if old := c.members[r.ID]; old != nil {
+		// A new secret is a new incarnation (the secret is new at every
+		// start of a memory server).
+		rejoin = old.rec.Secret != r.Secret
 		// A rejoining server restarted and holds no grants: the
 		// revocations it owed are moot.
 		old.conn.Close()
@@ -254,10 +274,10 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 	}
 	c.members[r.ID] = m
 	if err := c.saveLocked(); err != nil {
-		return 0, fmt.Errorf("recording memory server %d: %v", r.ID, err)
+		return 0, false, fmt.Errorf("recording memory server %d: %v", r.ID, err)
 	}
 	c.logf("famd: memory server %d joined: control %s, data plane %s (host %s)", r.ID, r.Control, r.DataTCP, r.Hostname)
-	return r.ID, nil
+	return r.ID, rejoin, nil
 }
 
 // list describes the members; with probe it asks each for its usage (up
@@ -276,6 +296,7 @@ func (c *Cluster) list(probe bool) []*pb.ServerInfo {
 	for i, m := range ms {
 		out[i] = &pb.ServerInfo{Id: m.rec.ID, DataTcp: m.rec.DataTCP, DataUnix: m.rec.DataUnix,
 			Hostname: m.rec.Hostname, Control: m.rec.Control}
+		c.describeServer(out[i])
 		if !probe {
 			continue
 		}
