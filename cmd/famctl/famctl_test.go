@@ -198,7 +198,7 @@ func TestCommands(t *testing.T) {
 
 	// regions
 	out = f.ok(t, "regions")
-	if h := lines(out)[0]; strings.Join(h, " ") != "ID NAME SIZE USED MODE OWNER TYPE INTERLEAVE BLOCK NSERVERS SERVER_IDS" {
+	if h := lines(out)[0]; strings.Join(h, " ") != "ID NAME SIZE USED MODE OWNER TYPE INTERLEAVE BLOCK NSERVERS SERVER_IDS REDUNDANCY" {
 		t.Errorf("regions header %v", h)
 	}
 	row := rowFor(t, out, 1, "r1")
@@ -473,7 +473,7 @@ func TestMemoryServers(t *testing.T) {
 		t.Errorf("servers does not count 2 memory servers with 64K blocks:\n%s", out)
 	}
 	table := out[strings.Index(out, "ID "):]
-	if h := lines(table)[0]; strings.Join(h, " ") != "ID HOST DATA SOCKET REACHABLE SEGMENTS BYTES" {
+	if h := lines(table)[0]; strings.Join(h, " ") != "ID HOST DATA SOCKET REACHABLE SEGMENTS BYTES STATE" {
 		t.Fatalf("memory server table header %v", h)
 	}
 	host, _ := os.Hostname()
