@@ -272,7 +272,6 @@ func (h *health) probe(ids []uint64) {
 // probed applies one probe's outcome.
 func (h *health) probed(id uint64, err error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	sh := h.stateLocked(id)
 	reported := sh.reported
 	sh.reported = false
@@ -284,23 +283,35 @@ func (h *health) probed(id uint64, err error) {
 		case pb.ServerState_SERVER_DOWN:
 			h.recoverLocked(id, sh, "answers again")
 		}
+		h.mu.Unlock()
 		return
 	}
 	sh.fails++
 	sh.lastErr = err.Error()
-	switch sh.state {
-	case pb.ServerState_SERVER_DOWN:
+	if sh.state == pb.ServerState_SERVER_DOWN {
+		h.mu.Unlock()
 		return
-	case pb.ServerState_SERVER_UP, pb.ServerState_SERVER_SUSPECT, pb.ServerState_SERVER_REBUILDING:
-		if sh.fails >= h.opts.FailedProbes || reported {
-			why := fmt.Sprintf("%d failed probes in a row", sh.fails)
-			if reported && sh.fails < h.opts.FailedProbes {
-				why = "a client reported it and the probe failed"
-			}
-			h.downLocked(id, sh, fmt.Sprintf("%s (%v)", why, err))
-		} else if sh.state == pb.ServerState_SERVER_UP {
+	}
+	if sh.fails < h.opts.FailedProbes && !reported {
+		if sh.state == pb.ServerState_SERVER_UP {
 			h.setLocked(id, sh, pb.ServerState_SERVER_SUSPECT, fmt.Sprintf("probe failed: %v", err))
 		}
+		h.mu.Unlock()
+		return
+	}
+	why := fmt.Sprintf("%d failed probes in a row", sh.fails)
+	if reported && sh.fails < h.opts.FailedProbes {
+		why = "a client reported it and the probe failed"
+	}
+	gen := sh.gen
+	h.mu.Unlock()
+	// The region listing takes the core's locks: never under h.mu, since
+	// the core may ask the Cluster (placement) while holding them.
+	regs := h.redundantOn(id)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sh.gen == gen && sh.state != pb.ServerState_SERVER_DOWN {
+		h.downLocked(id, sh, fmt.Sprintf("%s (%v)", why, err), regs)
 	}
 }
 
@@ -374,12 +385,21 @@ func (c *Cluster) startHealth() error {
 	return nil
 }
 
-// redundantOn lists the redundant regions with a copy on server id.
+// regionSource returns the region lister (nil: none).
+func (h *health) regionSource() func() ([]metadata.Region, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.regions
+}
+
+// redundantOn lists the redundant regions with a copy on server id. The
+// caller must not hold h.mu (the listing takes the core's locks).
 func (h *health) redundantOn(id uint64) []metadata.Region {
-	if h.regions == nil {
+	list := h.regionSource()
+	if list == nil {
 		return nil
 	}
-	recs, err := h.regions()
+	recs, err := list()
 	if err != nil {
 		h.logf("famd: listing regions for memory server %d's copies: %v", id, err)
 		return nil
@@ -412,8 +432,7 @@ func cmpU64(a, b uint64) int {
 // downLocked declares id down: every redundant region's copy on it is
 // stale from now on (recorded before clients are told, so that no write
 // that skips it can precede the record).
-func (h *health) downLocked(id uint64, sh *serverHealth, why string) {
-	regs := h.redundantOn(id)
+func (h *health) downLocked(id uint64, sh *serverHealth, why string, regs []metadata.Region) {
 	recs := map[copyKey]*copyRecord{}
 	now := time.Now().UnixNano()
 	for _, r := range regs {
@@ -454,13 +473,13 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 // the bytes of the earlier incarnation are gone, so every redundant copy
 // on it is stale and is rebuilt before it counts as current.
 func (h *health) rejoined(id uint64) {
+	regs := h.redundantOn(id)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	sh := h.stateLocked(id)
 	sh.fails = 0
-	regs := h.redundantOn(id)
 	if sh.state != pb.ServerState_SERVER_DOWN && len(regs) > 0 {
-		h.downLocked(id, sh, "it restarted (joined again)")
+		h.downLocked(id, sh, "it restarted (joined again)", regs)
 	}
 	if sh.state == pb.ServerState_SERVER_DOWN {
 		h.recoverLocked(id, sh, "joined again")

@@ -359,3 +359,43 @@ func TestNoRebuilderNeverMarksUp(t *testing.T) {
 		t.Fatalf("region %v", ri.GetRedundancyState())
 	}
 }
+
+// A server with stale copies is never marked up while famd cannot list
+// its regions: it stays down, and recovers once the listing works.
+func TestRegionListingFailureKeepsCopiesStale(t *testing.T) {
+	a, b := startMemHost(t), startMemHost(t)
+	c, err := NewCluster(ClusterOptions{DataDir: t.TempDir(), Role: "metadata", Health: fastHealth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetRebuilder(newFakeRebuilder())
+	var mu sync.Mutex
+	broken := false
+	c.SetRegionSource(func() ([]metadata.Region, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if broken {
+			return nil, errors.New("injected listing failure")
+		}
+		return []metadata.Region{raid1Region(3, 1, 2)}, nil
+	})
+	_, _ = c.join(a.joinReq())
+	idb, _ := c.join(b.joinReq())
+	b.stop()
+	waitState(t, c, idb, pb.ServerState_SERVER_DOWN)
+	mu.Lock()
+	broken = true
+	mu.Unlock()
+	_, b.stop = serveMemory(t, b.ms, b.addr)
+	t.Cleanup(b.stop)
+	for deadline := time.Now().Add(20 * fastHealth.RetryInterval); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st := c.ServerState(idb); st != pb.ServerState_SERVER_DOWN {
+			t.Fatalf("with the region listing failing the server with a stale copy became %v", st)
+		}
+	}
+	mu.Lock()
+	broken = false
+	mu.Unlock()
+	waitState(t, c, idb, pb.ServerState_SERVER_UP)
+}

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -23,7 +24,10 @@ func (h *health) recover(id, gen uint64, why string) {
 		// work on it before they are told to write to it.
 		h.regrant(id)
 	}
-	regs := h.staleRegions(id)
+	regs, ok := h.staleRegionsRetrying(id, gen)
+	if !ok {
+		return
+	}
 	h.mu.Lock()
 	sh := h.servers[id]
 	if sh == nil || sh.gen != gen {
@@ -62,7 +66,9 @@ func (h *health) recover(id, gen uint64, why string) {
 		}
 		// A copy made stale while this ran (it cannot, while the server
 		// is rebuilding, but the state must not lie) is rebuilt too.
-		regs = h.staleRegions(id)
+		if regs, ok = h.staleRegionsRetrying(id, gen); !ok {
+			return
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -74,17 +80,27 @@ func (h *health) recover(id, gen uint64, why string) {
 }
 
 // staleRegions returns the regions of id's stale copies that still exist
-// (dropping the records of destroyed ones), by id.
-func (h *health) staleRegions(id uint64) []metadata.Region {
+// (dropping the records of destroyed ones), by id. On an error (the
+// regions cannot be listed) it drops nothing: a copy famd cannot place
+// stays stale.
+func (h *health) staleRegions(id uint64) ([]metadata.Region, error) {
+	h.mu.Lock()
+	n := h.staleCountLocked(id)
+	h.mu.Unlock()
+	if n == 0 {
+		return nil, nil
+	}
+	list := h.regionSource()
+	if list == nil {
+		return nil, errors.New("famd cannot list its regions (no region source)")
+	}
+	recs, err := list()
+	if err != nil {
+		return nil, fmt.Errorf("listing regions: %w", err)
+	}
 	byID := map[uint64]metadata.Region{}
-	if h.regions != nil {
-		recs, err := h.regions()
-		if err != nil {
-			h.logf("famd: listing regions for memory server %d's rebuild: %v", id, err)
-		}
-		for _, r := range recs {
-			byID[r.ID] = r
-		}
+	for _, r := range recs {
+		byID[r.ID] = r
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -93,10 +109,8 @@ func (h *health) staleRegions(id uint64) []metadata.Region {
 	for _, k := range h.staleLocked(id) {
 		r, ok := byID[k.Region]
 		if !ok || !isRedundant(r) || !slices.Contains(r.Servers, id) {
-			if h.regions != nil {
-				delete(h.copies, k)
-				gone[k] = nil
-			}
+			delete(h.copies, k)
+			gone[k] = nil
 			continue
 		}
 		out = append(out, r)
@@ -104,7 +118,23 @@ func (h *health) staleRegions(id uint64) []metadata.Region {
 	if err := h.store.putCopies(gone); err != nil {
 		h.logf("famd: forgetting the copies of destroyed regions: %v", err)
 	}
-	return out
+	return out, nil
+}
+
+// staleRegionsRetrying is staleRegions, tried again every RetryInterval
+// until it works; ok is false when the server changed state or famd
+// stops first.
+func (h *health) staleRegionsRetrying(id, gen uint64) ([]metadata.Region, bool) {
+	for {
+		regs, err := h.staleRegions(id)
+		if err == nil {
+			return regs, true
+		}
+		h.logf("famd: memory server %d: finding its stale copies: %v; trying again in %v", id, err, h.opts.RetryInterval)
+		if !h.wait(h.opts.RetryInterval) || !h.current(id, gen) {
+			return nil, false
+		}
+	}
 }
 
 // rebuildRegion rebuilds id's copy of rec, retrying until it is current,
