@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -25,11 +26,18 @@ type serverStates struct {
 	// them, reads should not (their copies are not all current yet).
 	rebuilding map[uint64]bool
 
-	// report, when set (a client of famd), sends a suspect report to
-	// famd; lastReport rate-limits it per server.
-	report     func(id uint64, err error)
+	// report, when set (a client of famd), sends a report to famd;
+	// lastReport rate-limits suspect reports per server.
+	report     func(id uint64, err error, wroteAround bool) error
 	lastReport map[uint64]time.Time
+	// aroundBusy and aroundAgain coalesce wroteAround reports per
+	// server: one in flight, and one more after it if any came meanwhile.
+	aroundBusy, aroundAgain map[uint64]bool
 }
+
+// wroteAroundTries bounds how many times a wroteAround report is sent to
+// a famd that does not take it (a second apart).
+const wroteAroundTries = 30
 
 // reportEvery is the least time between two reports of one server by
 // one client: famd probes at once on the first, so more add nothing.
@@ -102,7 +110,50 @@ func (s *serverStates) suspect(id uint64, err error) {
 	s.lastReport[id] = now
 	report := s.report
 	s.mu.Unlock()
-	go report(id, err)
+	go func() { _ = report(id, err, false) }()
+}
+
+// wroteAround is called by the data path when it completed a write to a
+// redundant region without server id (the write failed there, err): the
+// server's copy may now be older than the survivors', so famd must
+// rebuild it even if the server answers again. Unlike suspect, no such
+// report is dropped: reports for one server are sent one at a time, and
+// one more follows when any came while one was in flight; a report famd
+// does not take is sent again every second (up to wroteAroundTries).
+// It never waits.
+func (s *serverStates) wroteAround(id uint64, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.report == nil {
+		return
+	}
+	if s.aroundBusy[id] {
+		s.aroundAgain[id] = true
+		return
+	}
+	if s.aroundBusy == nil {
+		s.aroundBusy, s.aroundAgain = map[uint64]bool{}, map[uint64]bool{}
+	}
+	s.aroundBusy[id] = true
+	report := s.report
+	go func() {
+		for {
+			for try := 0; try < wroteAroundTries; try++ {
+				if report(id, err, true) == nil {
+					break
+				}
+				time.Sleep(time.Second)
+			}
+			s.mu.Lock()
+			if !s.aroundAgain[id] {
+				delete(s.aroundBusy, id)
+				s.mu.Unlock()
+				return
+			}
+			delete(s.aroundAgain, id)
+			s.mu.Unlock()
+		}
+	}()
 }
 
 // reportTo makes suspect send its reports with cl, each bounded by
@@ -110,16 +161,18 @@ func (s *serverStates) suspect(id uint64, err error) {
 func (s *serverStates) reportTo(cl pb.FamClient, timeout time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.report = func(id uint64, err error) {
+	s.report = func(id uint64, err error, wroteAround bool) error {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		msg := ""
 		if err != nil {
 			msg = err.Error()
 		}
-		// Advisory: a report that does not arrive changes nothing but
-		// how soon famd probes the server itself.
-		_, _ = cl.ReportServer(ctx, &pb.ReportServerRequest{ServerId: id, Error: msg})
+		rep, rerr := cl.ReportServer(ctx, &pb.ReportServerRequest{ServerId: id, Error: msg, WroteAround: wroteAround})
+		if rerr == nil && rep.GetErr() != nil {
+			rerr = errors.New(rep.GetErr().GetMsg())
+		}
+		return rerr
 	}
 }
 

@@ -11,3 +11,7 @@ func ServerRebuilding(f *Fam, id uint64) bool { return remoteOf(f).srv.isRebuild
 // SuspectServer is the data path's report that an operation on memory
 // server id failed with err.
 func SuspectServer(f *Fam, id uint64, err error) { remoteOf(f).srv.suspect(id, err) }
+
+// WroteAround is the data path's report that a write to a redundant
+// region completed without memory server id.
+func WroteAround(f *Fam, id uint64, err error) { remoteOf(f).srv.wroteAround(id, err) }

@@ -14,9 +14,10 @@ func TestSuspectIsRateLimitedAndAsync(t *testing.T) {
 	var s serverStates
 	got := make(chan uint64, 16)
 	block := make(chan struct{})
-	s.report = func(id uint64, _ error) {
+	s.report = func(id uint64, _ error, _ bool) error {
 		got <- id
 		<-block // a famd that does not answer
+		return nil
 	}
 	defer close(block)
 	start := time.Now()
@@ -64,5 +65,46 @@ func TestSetState(t *testing.T) {
 	s.setState(4, pb.ServerState_SERVER_UP)
 	if s.isDown(4) || s.isRebuilding(4) {
 		t.Fatal("up")
+	}
+}
+
+// wroteAround reports are never dropped: while one is in flight, any
+// number of later ones make exactly one more report after it.
+func TestWroteAroundCoalescesWithoutLoss(t *testing.T) {
+	var s serverStates
+	got := make(chan bool, 16)
+	release := make(chan struct{})
+	s.report = func(id uint64, _ error, around bool) error {
+		got <- around
+		<-release
+		return nil
+	}
+	s.wroteAround(5, errors.New("write failed"))
+	if !<-got {
+		t.Fatal("the report does not say the write went around the server")
+	}
+	for range 4 {
+		s.wroteAround(5, errors.New("write failed"))
+	}
+	release <- struct{}{} // the first report answers
+	if !<-got {
+		t.Fatal("the follow-up report does not say the write went around the server")
+	}
+	close(release)
+	// The follow-up's goroutine ends once it is answered; nothing more
+	// may come.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		busy := s.aroundBusy[5]
+		s.mu.Unlock()
+		if !busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reports never finished")
+		}
+	}
+	if len(got) != 0 {
+		t.Fatalf("%d extra reports: later ones must coalesce into one", len(got))
 	}
 }

@@ -80,3 +80,23 @@ func TestSuspectReportsToFamd(t *testing.T) {
 		t.Fatal("a server that answers its probe was declared down on a client's word")
 	}
 }
+
+// A client that completed a write without a server says so, and famd
+// then holds that server's copy of a RAID1 region stale although the
+// server answers: with no rebuild implementation plugged in, it stays
+// rebuilding (writes reach it, reads avoid it) and every client hears it.
+func TestWroteAroundMakesCopiesStale(t *testing.T) {
+	meta, mems, _, tokenFile := membershipCluster(t, rpc.HealthOptions{Interval: 50 * time.Millisecond})
+	f := client(t, "unix:"+meta.SocketPath(), tokenFile)
+	r, err := f.CreateRegion("mirrored", 1<<20, 0o600, core.RegionAttr{Redundancy: core.RAID1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	id := mems[1].ID()
+	core.WroteAround(f, id, errors.New("test: put timed out"))
+	waitFor(t, "the client holds the server rebuilding", func() bool { return core.ServerRebuilding(f, id) })
+	if core.ServerDown(f, id) || core.ServerRebuilding(f, mems[0].ID()) {
+		t.Fatal("states of the servers")
+	}
+}

@@ -317,16 +317,38 @@ func (h *health) probed(id uint64, err error) {
 
 // report records a client's word that id failed an operation and probes
 // it at once (without waiting for the probe).
-func (h *health) report(id uint64, why string) error {
+//
+// With wroteAround the client completed a write without the server: its
+// redundant copies may be older than the survivors', so they are stale
+// from now on whatever the probe finds (and a rebuild under way starts
+// again from 0, since the write may lie below its watermark).
+func (h *health) report(id uint64, why string, wroteAround bool) error {
 	h.c.mu.Lock()
 	_, ok := h.c.members[id]
 	h.c.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("memory server %d is not registered", id)
 	}
+	if wroteAround {
+		regs := h.redundantOn(id)
+		h.mu.Lock()
+		sh := h.stateLocked(id)
+		if sh.state != pb.ServerState_SERVER_DOWN && len(regs) > 0 {
+			for _, r := range regs {
+				if c := h.copies[copyKey{r.ID, id}]; c != nil {
+					c.Watermark, c.Incarnation = 0, ""
+				}
+			}
+			h.logf("famd: memory server %d: a client wrote around it: %s", id, why)
+			h.downLocked(id, sh, "a client completed a write without it ("+why+")", regs)
+		}
+		h.mu.Unlock()
+	}
 	h.mu.Lock()
 	sh := h.stateLocked(id)
-	first := !sh.reported && sh.state != pb.ServerState_SERVER_DOWN
+	// After a write around it the server is down and must be probed to
+	// start its rebuild.
+	first := (!sh.reported && sh.state != pb.ServerState_SERVER_DOWN) || wroteAround
 	sh.reported = true
 	if why != "" {
 		sh.lastErr = why

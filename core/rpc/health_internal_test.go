@@ -261,11 +261,11 @@ func TestReportProbesAtOnce(t *testing.T) {
 	defer c.Close()
 	ida, _ := c.join(a.joinReq())
 	idb, _ := c.join(b.joinReq())
-	if err := c.health.report(ida, "test: healthy server reported"); err != nil {
+	if err := c.health.report(ida, "test: healthy server reported", false); err != nil {
 		t.Fatal(err)
 	}
 	b.stop()
-	if err := c.health.report(idb, "test: connection refused"); err != nil {
+	if err := c.health.report(idb, "test: connection refused", false); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, c, idb, pb.ServerState_SERVER_DOWN)
@@ -274,7 +274,7 @@ func TestReportProbesAtOnce(t *testing.T) {
 	if st := c.ServerState(ida); st != pb.ServerState_SERVER_UP {
 		t.Fatalf("a server that answers was reported and is now %v", st)
 	}
-	if err := c.health.report(99, "no such server"); err == nil {
+	if err := c.health.report(99, "no such server", false); err == nil {
 		t.Fatal("a report of an unknown server was taken")
 	}
 }
@@ -398,4 +398,33 @@ func TestRegionListingFailureKeepsCopiesStale(t *testing.T) {
 	broken = false
 	mu.Unlock()
 	waitState(t, c, idb, pb.ServerState_SERVER_UP)
+}
+
+// A client's report that it wrote around a server that answers makes
+// famd rebuild that server's redundant copies from 0 (not resume: the
+// missed write may lie below a watermark) before it is up again.
+func TestWroteAroundRebuildsAnsweringServer(t *testing.T) {
+	a, b := startMemHost(t), startMemHost(t)
+	c, err := NewCluster(ClusterOptions{DataDir: t.TempDir(), Role: "metadata", Health: fastHealth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rb := newFakeRebuilder()
+	c.SetRebuilder(rb)
+	c.SetRegionSource(func() ([]metadata.Region, error) { return []metadata.Region{raid1Region(3, 1, 2)}, nil })
+	log := &stateLog{}
+	c.OnServerState(log.add)
+	_, _ = c.join(a.joinReq())
+	idb, _ := c.join(b.joinReq())
+	if err := c.health.report(idb, "test: put timed out", true); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, c, idb, pb.ServerState_SERVER_UP)
+	if !log.has(pb.ServerState_SERVER_DOWN, pb.ServerState_SERVER_REBUILDING, pb.ServerState_SERVER_UP) {
+		t.Fatalf("transitions %v, want down, rebuilding, up", log.events)
+	}
+	if from, ok := rb.startedFor(copyKey{3, idb}); !ok || from != 0 {
+		t.Fatalf("rebuild started %v from %d, want from 0", ok, from)
+	}
 }

@@ -453,9 +453,13 @@ func (x *RegionInfo) GetRebuildTotal() uint64 {
 }
 
 type ReportServerRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ServerId      uint64                 `protobuf:"varint,1,opt,name=server_id,json=serverId,proto3" json:"server_id,omitempty"`
-	Error         string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"` // what the client met, for famd's log
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ServerId uint64                 `protobuf:"varint,1,opt,name=server_id,json=serverId,proto3" json:"server_id,omitempty"`
+	Error    string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"` // what the client met, for famd's log
+	// The client completed a write to a redundant region without this
+	// server (it failed there): the server's copy may be older than the
+	// survivors', so famd rebuilds it even if it answers the probe.
+	WroteAround   bool `protobuf:"varint,3,opt,name=wrote_around,json=wroteAround,proto3" json:"wrote_around,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -502,6 +506,13 @@ func (x *ReportServerRequest) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *ReportServerRequest) GetWroteAround() bool {
+	if x != nil {
+		return x.WroteAround
+	}
+	return false
 }
 
 type ItemInfo struct {
@@ -2904,10 +2915,11 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x10redundancy_state\x18\x1e \x01(\x0e2!.openfam.v1.RegionRedundancyStateR\x0fredundancyState\x12#\n" +
 	"\rstale_servers\x18\x1f \x03(\x04R\fstaleServers\x12!\n" +
 	"\frebuild_done\x18  \x01(\x04R\vrebuildDone\x12#\n" +
-	"\rrebuild_total\x18! \x01(\x04R\frebuildTotal\"H\n" +
+	"\rrebuild_total\x18! \x01(\x04R\frebuildTotal\"k\n" +
 	"\x13ReportServerRequest\x12\x1b\n" +
 	"\tserver_id\x18\x01 \x01(\x04R\bserverId\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xcf\x02\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\x12!\n" +
+	"\fwrote_around\x18\x03 \x01(\bR\vwroteAround\"\xcf\x02\n" +
 	"\bItemInfo\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +

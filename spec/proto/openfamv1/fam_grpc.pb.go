@@ -107,7 +107,9 @@ type FamClient interface {
 	// answer, or timed out): famd probes it at once and declares it down if
 	// the probe fails too (issue 16, redundant regions). The reply says
 	// only that the report was taken; what famd decided arrives on the
-	// session stream. Reports are advisory: famd owns membership.
+	// session stream. Reports are advisory: famd owns membership, except
+	// that a report of a write completed without the server (wrote_around)
+	// makes famd rebuild that server's redundant copies.
 	ReportServer(ctx context.Context, in *ReportServerRequest, opts ...grpc.CallOption) (*Reply, error)
 }
 
@@ -451,7 +453,9 @@ type FamServer interface {
 	// answer, or timed out): famd probes it at once and declares it down if
 	// the probe fails too (issue 16, redundant regions). The reply says
 	// only that the report was taken; what famd decided arrives on the
-	// session stream. Reports are advisory: famd owns membership.
+	// session stream. Reports are advisory: famd owns membership, except
+	// that a report of a write completed without the server (wrote_around)
+	// makes famd rebuild that server's redundant copies.
 	ReportServer(context.Context, *ReportServerRequest) (*Reply, error)
 	mustEmbedUnimplementedFamServer()
 }
