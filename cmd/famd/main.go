@@ -142,6 +142,8 @@ type config struct {
 	maxConnsPerPeer            int
 	spin                       time.Duration
 	metricsListen              string
+	probeInterval              time.Duration
+	probeFailures              int
 }
 
 func defaultDataDir() string {
@@ -183,6 +185,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&c.spin, "spin", transport.DefaultServerSpin, "how long the data plane polls a connection for its next request after answering\none, as a Go `DURATION`, before sleeping until one comes: saves the wake-up of a\nsleeping server on every small request of a busy PE; adapts to the PE's pace,\nso an idle famd polls nothing; at most one connection per core but one polls at\nonce; 0 never polls")
 	showVersion := fs.Bool("version", false, "print famd's version and exit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
+	fs.DurationVar(&c.probeInterval, "probe-interval", time.Second, "how often a metadata famd probes each memory server, as a Go `DURATION`\n(roles all and metadata; issue 16)")
+	fs.IntVar(&c.probeFailures, "probe-failures", 3, "failed probes in a row, `N`, after which a metadata famd declares a memory server\ndown and tells every client (one failed probe after a client's report suffices)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics over HTTP at `HOST:PORT`/metrics (port 0 picks one;\nthe startup log names it): calls and requests by kind and result, bytes moved,\nerrors, open sessions, regions, memory per server. No authentication: bind\nit to a trusted address")
 	// The flag package calls Usage on --help and after reporting a parse
 	// error; both are handled below instead.
@@ -310,13 +314,17 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 	if c.shutdownTimeout <= 0 {
 		return o, usagef("--shutdown-timeout must be positive")
 	}
+	if c.probeInterval <= 0 || c.probeFailures <= 0 {
+		return o, usagef("--probe-interval and --probe-failures must be positive")
+	}
 	if err := c.checkSpin(); err != nil {
 		return o, err
 	}
 	o = embed.Options{DataDir: c.dataDir, ShmDir: c.shmDir, BackupDir: c.backupDir, SocketPath: c.socket,
 		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, ClusterLogf: lg.infof,
 		WarnLogf: lg.warnf, Role: c.role, InterleaveSize: block, Auth: c.auth, MungeSocket: c.mungeSocket,
-		MaxConnsPerPeer: c.maxConnsPerPeer, DataSpin: c.spin}
+		MaxConnsPerPeer: c.maxConnsPerPeer, DataSpin: c.spin,
+		Health: rpc.HealthOptions{Interval: c.probeInterval, ProbeTimeout: min(c.probeInterval, time.Second), FailedProbes: c.probeFailures}}
 	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
 		return o, err
 	}

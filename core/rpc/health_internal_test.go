@@ -3,9 +3,13 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/memserver"
@@ -149,8 +153,25 @@ func raid1Region(id uint64, servers ...uint64) metadata.Region {
 func TestServerDownRebuiltAndPersisted(t *testing.T) {
 	a, b := startMemHost(t), startMemHost(t)
 	dir := t.TempDir()
+	var lmu sync.Mutex
+	var lines []string
+	logf := func(format string, args ...any) {
+		lmu.Lock()
+		defer lmu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}
+	logged := func(sub string) bool {
+		lmu.Lock()
+		defer lmu.Unlock()
+		for _, l := range lines {
+			if strings.Contains(l, sub) {
+				return true
+			}
+		}
+		return false
+	}
 	open := func() (*Cluster, *fakeRebuilder, *stateLog) {
-		c, err := NewCluster(ClusterOptions{DataDir: dir, Role: "metadata", Health: fastHealth, Timeout: 5 * time.Second})
+		c, err := NewCluster(ClusterOptions{DataDir: dir, Role: "metadata", Health: fastHealth, Timeout: 5 * time.Second, Logf: logf})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,6 +255,13 @@ func TestServerDownRebuiltAndPersisted(t *testing.T) {
 	}
 	if ri := region(c, 7); ri.GetRedundancyState() != pb.RegionRedundancyState_REGION_REDUNDANCY_OK {
 		t.Fatalf("after the rebuild the region is %v, stale %v", ri.GetRedundancyState(), ri.GetStaleServers())
+	}
+	for _, want := range []string{"memory server 2 suspect -> down: declared down after 3 failed probes",
+		"memory server 2 down -> rebuilding", `rebuilding region 7 ("r"): 50% (512.0 KiB of 1.0 MiB)`,
+		`region 7 ("r") rebuilt: 1.0 MiB`, "memory server 2 rebuilding -> up: rebuilt 1 redundant regions"} {
+		if !logged(want) {
+			t.Errorf("famd did not log %q; it logged:\n%s", want, strings.Join(lines, "\n"))
+		}
 	}
 	c.Close()
 	c, _, _ = open()
@@ -426,5 +454,48 @@ func TestWroteAroundRebuildsAnsweringServer(t *testing.T) {
 	}
 	if from, ok := rb.startedFor(copyKey{3, idb}); !ok || from != 0 {
 		t.Fatalf("rebuild started %v from %d, want from 0", ok, from)
+	}
+}
+
+// fakeSessionStream records what a session stream sends.
+type fakeSessionStream struct {
+	grpc.ServerStream
+	sent []*pb.SessionEvent
+}
+
+func (f *fakeSessionStream) Send(ev *pb.SessionEvent) error {
+	f.sent = append(f.sent, ev)
+	return nil
+}
+
+// A session queues the latest state per server; waitDelivered reports
+// false until every open session sent what was queued, true after.
+func TestSessionServerStatesDelivery(t *testing.T) {
+	ss := newSessions()
+	_, se, _ := ss.open()
+	ss.notifyServer(2, pb.ServerState_SERVER_SUSPECT)
+	ss.notifyServer(2, pb.ServerState_SERVER_DOWN)
+	ss.notifyServer(3, pb.ServerState_SERVER_REBUILDING)
+	if ss.waitDelivered(time.Now()) {
+		t.Fatal("delivered before the session sent anything")
+	}
+	var st fakeSessionStream
+	if err := se.sendServers(&st); err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]pb.ServerState{}
+	for _, ev := range st.sent {
+		got[ev.GetServerId()] = ev.GetServerState()
+	}
+	if len(st.sent) != 2 || got[2] != pb.ServerState_SERVER_DOWN || got[3] != pb.ServerState_SERVER_REBUILDING {
+		t.Fatalf("sent %v, want the latest state of servers 2 and 3", st.sent)
+	}
+	if !ss.waitDelivered(time.Now().Add(clusterDeadline)) {
+		t.Fatal("not delivered after the session sent it")
+	}
+	// A session opened later has nothing queued: it holds nothing up.
+	ss.open()
+	if !ss.waitDelivered(time.Now()) {
+		t.Fatal("a new session with nothing queued holds delivery up")
 	}
 }
