@@ -134,13 +134,6 @@ func stateName(st pb.ServerState) string {
 	return strings.ToLower(strings.TrimPrefix(st.String(), "SERVER_"))
 }
 
-func parseState(s string) pb.ServerState {
-	if v, ok := pb.ServerState_value["SERVER_"+strings.ToUpper(s)]; ok {
-		return pb.ServerState(v)
-	}
-	return pb.ServerState_SERVER_DOWN
-}
-
 // incarnation names a server incarnation without keeping its secret.
 func incarnation(secret string) string {
 	h := sha256.Sum256([]byte("openfam incarnation\x00" + secret))
