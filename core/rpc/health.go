@@ -258,6 +258,15 @@ func (h *health) probe(ids []uint64) {
 	}
 	wg.Wait()
 	for i, m := range ms {
+		h.c.mu.Lock()
+		cur := h.c.members[m.rec.ID] == m
+		h.c.mu.Unlock()
+		if !cur {
+			// The server joined again while the probe was out (its old
+			// connection closed under it): the answer is about an
+			// incarnation that is gone.
+			continue
+		}
 		h.probed(m.rec.ID, errs[i])
 	}
 }
