@@ -87,6 +87,9 @@ func TestSuspectReportsToFamd(t *testing.T) {
 // rebuilding (writes reach it, reads avoid it) and every client hears it.
 func TestWroteAroundMakesCopiesStale(t *testing.T) {
 	meta, mems, _, tokenFile := membershipCluster(t, rpc.HealthOptions{Interval: 50 * time.Millisecond})
+	// Whatever rebuild famd wires in by default, this test holds the
+	// server in its rebuilding state by having none.
+	meta.Cluster().SetRebuilder(nil)
 	f := client(t, "unix:"+meta.SocketPath(), tokenFile)
 	r, err := f.CreateRegion("mirrored", 1<<20, 0o600, core.RegionAttr{Redundancy: core.RAID1})
 	if err != nil {

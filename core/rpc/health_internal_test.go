@@ -367,6 +367,7 @@ func TestNoRebuilderNeverMarksUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	c.SetRebuilder(nil) // whatever famd wires in by default
 	c.SetRegionSource(func() ([]metadata.Region, error) { return []metadata.Region{raid1Region(3, 1, 2)}, nil })
 	_, _ = c.join(a.joinReq())
 	idb, _ := c.join(b.joinReq())

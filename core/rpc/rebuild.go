@@ -144,7 +144,10 @@ func (h *health) rebuildRegion(id, gen uint64, rec metadata.Region) (uint64, boo
 	k := copyKey{rec.ID, id}
 	warned := false
 	for h.current(id, gen) {
-		if h.rebuilder == nil {
+		h.mu.Lock()
+		none := h.rebuilder == nil
+		h.mu.Unlock()
+		if none {
 			if !warned {
 				h.logf("famd: memory server %d: cannot rebuild region %d (%q): %v; its copy stays stale", id, rec.ID, rec.Name, errNoRebuilder)
 				warned = true
@@ -167,20 +170,18 @@ func (h *health) rebuildRegion(id, gen uint64, rec metadata.Region) (uint64, boo
 		if c.Incarnation == inc {
 			from = c.Watermark
 		}
-		c.State, c.Incarnation, c.Watermark = copyRebuilding, inc, from
-		if err := h.store.putCopies(map[copyKey]*copyRecord{k: c}); err != nil {
-			h.logf("famd: recording the rebuild of region %d on memory server %d: %v", rec.ID, id, err)
-		}
 		h.mu.Unlock()
 		if from > 0 {
 			h.logf("famd: memory server %d: resuming the rebuild of region %d (%q) at byte %d", id, rec.ID, rec.Name, from)
 		} else {
 			h.logf("famd: memory server %d: rebuilding region %d (%q) from the other servers %v", id, rec.ID, rec.Name, others(rec.Servers, id))
 		}
-		n, err := h.runRebuild(id, gen, rec, from)
+		n, err := h.runRebuild(id, gen, rec, from, inc)
 		if err == nil {
 			return n, true
 		}
+		// Not being rebuilt any more: stale (its watermark kept).
+		h.setCopy(k, func(c *copyRecord) { c.State = copyStale })
 		if !h.current(id, gen) {
 			return 0, false
 		}
@@ -194,14 +195,20 @@ func (h *health) rebuildRegion(id, gen uint64, rec metadata.Region) (uint64, boo
 
 // runRebuild starts one rebuild and follows it to its end, recording its
 // watermark and logging its progress (every 10%, or every 5 s).
-func (h *health) runRebuild(id, gen uint64, rec metadata.Region, from uint64) (uint64, error) {
+func (h *health) runRebuild(id, gen uint64, rec metadata.Region, from uint64, inc string) (uint64, error) {
 	k := copyKey{rec.ID, id}
+	h.mu.Lock()
+	rb := h.rebuilder
+	h.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), h.c.opts.Timeout)
-	err := h.rebuilder.StartRebuild(ctx, id, rec, from)
+	err := rb.StartRebuild(ctx, id, rec, from)
 	cancel()
 	if err != nil {
 		return 0, fmt.Errorf("starting: %w", err)
 	}
+	// Recorded only once the server took the work: a copy shows as
+	// rebuilding while something rebuilds it.
+	h.setCopy(k, func(c *copyRecord) { c.State, c.Incarnation, c.Watermark = copyRebuilding, inc, from })
 	start, lastLog, lastTenth := time.Now(), time.Now(), -1
 	failures := 0
 	for {
@@ -212,7 +219,7 @@ func (h *health) runRebuild(id, gen uint64, rec metadata.Region, from uint64) (u
 			return 0, fmt.Errorf("memory server %d changed state", id)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), h.c.opts.Timeout)
-		p, err := h.rebuilder.RebuildProgress(ctx, id, rec.ID)
+		p, err := rb.RebuildProgress(ctx, id, rec.ID)
 		cancel()
 		if err != nil {
 			// The probe loop decides whether the server is down; a few
@@ -253,6 +260,20 @@ func (h *health) runRebuild(id, gen uint64, rec metadata.Region, from uint64) (u
 			h.logf("famd: memory server %d: rebuilding region %d (%q): %s", id, rec.ID, rec.Name, progressText(p.Done, p.Total))
 			lastTenth, lastLog = tenth, time.Now()
 		}
+	}
+}
+
+// setCopy changes copy k's record, if it has one, and records it.
+func (h *health) setCopy(k copyKey, change func(c *copyRecord)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.copies[k]
+	if c == nil {
+		return
+	}
+	change(c)
+	if err := h.store.putCopies(map[copyKey]*copyRecord{k: c}); err != nil {
+		h.logf("famd: recording region %d's copy on memory server %d: %v", k.Region, k.Server, err)
 	}
 }
 
