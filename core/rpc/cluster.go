@@ -184,7 +184,8 @@ func (c *Cluster) logf(format string, args ...any) {
 func dialMember(r memberRecord) (*member, error) {
 	conn, err := grpc.NewClient("passthrough:///"+r.Control,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(memserver.SecretCreds(r.Secret)))
+		grpc.WithPerRPCCredentials(memserver.SecretCreds(r.Secret)),
+		grpc.WithConnectParams(memberConnectParams))
 	if err != nil {
 		return nil, fmt.Errorf("memory server %d at %s: %v", r.ID, r.Control, err)
 	}
@@ -557,10 +558,6 @@ func (c *Cluster) retryOwed() {
 		// One server that does not answer must not hold up the others.
 		go func() {
 			defer wg.Done()
-			// gRPC waits longer and longer between attempts to reach a
-			// server that is down (up to two minutes); try again now, so a
-			// server that came back gets its revocations within a second.
-			b.m.conn.ResetConnectBackoff()
 			if err := c.sendRevokes(b.m, b.keys); err != nil {
 				return
 			}

@@ -10,10 +10,26 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/metadata"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
 )
+
+// memberConnectParams bound how long famd's connection to a memory server
+// that went away waits between attempts to reach it again (gRPC's default
+// grows to two minutes): a server that comes back must answer the next
+// health probe and take its owed revocations within about a second.
+// (ResetConnectBackoff did this before, but in grpc-go 1.85 it reads the
+// connection's subchannel map outside its lock, a data race with a call
+// that connects at the same time: the race detector caught it once the
+// probes ran beside retryOwed.)
+var memberConnectParams = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	MinConnectTimeout: 2 * time.Second,
+}
 
 // HealthOptions tune how the metadata famd decides that a memory server
 // is down (issue 16). Zero values take the defaults.
@@ -248,12 +264,7 @@ func (h *health) probe(ids []uint64) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), h.opts.ProbeTimeout)
 			defer cancel()
-			if _, err := m.cl.Info(ctx, &pb.InfoRequest{}); err != nil {
-				errs[i] = err
-				// gRPC backs off reconnecting to a server that went away
-				// (up to minutes); probe the next time for real.
-				m.conn.ResetConnectBackoff()
-			}
+			_, errs[i] = m.cl.Info(ctx, &pb.InfoRequest{})
 		}()
 	}
 	wg.Wait()
