@@ -335,7 +335,9 @@ func (h *health) probed(id uint64, err error) {
 // redundant copies may be older than the survivors', so they are stale
 // from now on whatever the probe finds (and a rebuild under way starts
 // again from 0, since the write may lie below its watermark).
-func (h *health) report(id uint64, why string, wroteAround bool) error {
+// from names the reporting client for famd's log only: ServerInfo's
+// last_error, which every client may read, keeps just the error.
+func (h *health) report(id uint64, why, from string, wroteAround bool) error {
 	h.c.mu.Lock()
 	_, ok := h.c.members[id]
 	h.c.mu.Unlock()
@@ -352,7 +354,7 @@ func (h *health) report(id uint64, why string, wroteAround bool) error {
 					c.Watermark, c.Incarnation = 0, ""
 				}
 			}
-			h.logf("famd: memory server %d: a client wrote around it: %s", id, why)
+			h.logf("famd: memory server %d: a client (%s) wrote around it: %s", id, from, why)
 			h.downLocked(id, sh, "a client completed a write without it ("+why+")", regs)
 		}
 		h.mu.Unlock()
@@ -372,7 +374,7 @@ func (h *health) report(id uint64, why string, wroteAround bool) error {
 		// already: many PEs reporting one failure cost one probe.
 		return nil
 	}
-	h.logf("famd: memory server %d reported by a client: %s; probing it now", id, why)
+	h.logf("famd: memory server %d reported by a client (%s): %s; probing it now", id, from, why)
 	select {
 	case h.kick <- id:
 	default:

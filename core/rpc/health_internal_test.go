@@ -289,11 +289,11 @@ func TestReportProbesAtOnce(t *testing.T) {
 	defer c.Close()
 	ida, _ := c.join(a.joinReq())
 	idb, _ := c.join(b.joinReq())
-	if err := c.health.report(ida, "test: healthy server reported", false); err != nil {
+	if err := c.health.report(ida, "test: healthy server reported", "test", false); err != nil {
 		t.Fatal(err)
 	}
 	b.stop()
-	if err := c.health.report(idb, "test: connection refused", false); err != nil {
+	if err := c.health.report(idb, "test: connection refused", "test", false); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, c, idb, pb.ServerState_SERVER_DOWN)
@@ -302,7 +302,7 @@ func TestReportProbesAtOnce(t *testing.T) {
 	if st := c.ServerState(ida); st != pb.ServerState_SERVER_UP {
 		t.Fatalf("a server that answers was reported and is now %v", st)
 	}
-	if err := c.health.report(99, "no such server", false); err == nil {
+	if err := c.health.report(99, "no such server", "test", false); err == nil {
 		t.Fatal("a report of an unknown server was taken")
 	}
 }
@@ -446,7 +446,7 @@ func TestWroteAroundRebuildsAnsweringServer(t *testing.T) {
 	c.OnServerState(log.add)
 	_, _ = c.join(a.joinReq())
 	idb, _ := c.join(b.joinReq())
-	if err := c.health.report(idb, "test: put timed out", true); err != nil {
+	if err := c.health.report(idb, "test: put timed out", "test", true); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, c, idb, pb.ServerState_SERVER_UP)

@@ -51,7 +51,7 @@ func (s *Server) ReportServer(ctx context.Context, req *pb.ReportServerRequest) 
 	if why == "" {
 		why = "(no error given)"
 	}
-	if err := s.opts.Cluster.health.report(req.GetServerId(), why+" (from "+peerName(ctx)+")", req.GetWroteAround()); err != nil {
+	if err := s.opts.Cluster.health.report(req.GetServerId(), why, peerName(ctx), req.GetWroteAround()); err != nil {
 		return &pb.Reply{Err: errf(core.CodeNotFound, "famd_report_server", "%v", err)}, nil
 	}
 	return &pb.Reply{}, nil
