@@ -192,6 +192,7 @@ func dialRemote(opts Options) (*remote, error) {
 	}
 	nr.conn = conn
 	nr.sess = sess
+	nr.srv.reportTo(nr.cl, nr.timeout)
 	nr.startSession(sess)
 	nr.token, nr.tokenFile, nr.spin = token, opts.TokenFile, opts.Spin
 	return nr, nil
@@ -421,11 +422,13 @@ func (r *remote) startSession(sess *atomic.Uint64) {
 				var ev *pb.SessionEvent
 				if ev, err = stream.Recv(); err == nil {
 					sess.Store(ev.GetSession())
+					r.serverEvent(ev)
 					once.Do(func() { close(first) })
 					backoff = 50 * time.Millisecond
 					// Runs until famd ends the stream or goes away.
 					for err == nil {
 						if ev, err = stream.Recv(); err == nil {
+							r.serverEvent(ev)
 							if k, ok := keyOf(ev.GetRevoked()); ok {
 								if fn := r.revoked.Load(); fn != nil {
 									(*fn)(k)

@@ -68,7 +68,7 @@ func init() {
 		{name: "chmod", args: "REGION [ITEM] MODE", summary: "change the permissions of a region or an item", min: 2, max: 3, run: cmdChmod,
 			help: "Changing an item's permissions revokes the data-plane keys clients hold\nfor it; they re-open the item with the new rights.\n"},
 		{name: "servers", summary: "show the famd and the memory servers that joined it", max: 0, run: cmdServers,
-			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, the block size of interleaved regions, and the persistence\npolicy (OPENFAM_PERSIST) of the famd and of programs started from this\nenvironment. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit), BYTES (their size), PROVIDER (the data plane: tcp, the project's own\nprotocol, or the libfabric provider of famd --provider) and FABRIC ADDR\n(its libfabric address in hex, - for tcp). The famd's own data plane is\nshown the same way.\n\nWith --json: {\"servers\": [the famd, with \"provider\" and \"fabric_addr\"],\n\"interleave_size\": N, \"memory_servers\": [{\"id\", \"hostname\", \"control\",\n\"data_tcp\", \"data_unix\", \"reachable\", \"segments\", \"bytes\",\n\"provider\", \"fabric_addr\"}, ...]}.\n"},
+			help: "First the famd itself: version, addresses, data directory, uptime,\nregions, the block size of interleaved regions, and the persistence\npolicy (OPENFAM_PERSIST) of the famd and of programs started from this\nenvironment. Then its memory\nservers (famd --role memory) as a table: ID, HOST, DATA (data-plane TCP\naddress), SOCKET (data-plane Unix socket for clients on HOST, - if none),\nREACHABLE (answered the famd just now), SEGMENTS (regions with bytes on\nit), BYTES (their size), STATE: up, suspect (a probe failed or a\nclient reported it), down (declared down: clients route around it) or\nrebuilding(N%) (back, its copies of redundant regions being rebuilt),\nPROVIDER (the data plane: tcp, the project's own protocol, or the\nlibfabric provider of famd --provider) and FABRIC ADDR (its libfabric\naddress in hex, - for tcp). The famd's own data plane is shown the same\nway.\n\nWith --json: {\"servers\": [the famd, with \"provider\" and \"fabric_addr\"],\n\"interleave_size\": N, \"memory_servers\": [{\"id\", \"hostname\", \"control\",\n\"data_tcp\", \"data_unix\", \"reachable\", \"segments\", \"bytes\",\n\"provider\", \"fabric_addr\", \"state\", \"state_since\", \"failed_probes\",\n\"last_error\", \"stale_regions\", \"rebuild_done\", \"rebuild_total\",\n\"rebuild_percent\"}, ...], \"redundancy\": {\"state\": ok, degraded or\nrebuilding, \"degraded_regions\": [names], \"rebuilding_regions\": [names]}}.\n"},
 		{name: "usage", summary: "bytes total and used, per region and in all", max: 0, run: cmdUsage},
 		tokenCommand,
 		backupsCommand,
@@ -505,8 +505,16 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 		mem[i] = toMemoryServerJSON(m)
 	}
 	if s.g.json {
-		return s.emit(map[string]any{"servers": []serverJSON{j}, "interleave_size": interleaveSize(ms.GetInterleaveSize()),
-			"memory_servers": mem})
+		out := map[string]any{"servers": []serverJSON{j}, "interleave_size": interleaveSize(ms.GetInterleaveSize()),
+			"memory_servers": mem}
+		if len(mem) > 0 {
+			// The regions' side of the servers' states (issue 16); a
+			// listing that fails leaves it out rather than the servers.
+			if regions, err := s.listRegions(); err == nil {
+				out["redundancy"] = summarize(regions)
+			}
+		}
+		return s.emit(out)
 	}
 	if err := keyValues(s.stdout, [][2]string{
 		{"server", fmt.Sprintf("%d on %s", j.ID, orDash(j.Hostname))},
@@ -526,10 +534,10 @@ func cmdServers(s *session, _ *cmdOpts, _ []string) error {
 		return nil
 	}
 	fmt.Fprintln(s.stdout)
-	t := newTable(s.stdout, "ID", "HOST", "DATA", "SOCKET", "REACHABLE", "SEGMENTS", "BYTES", "PROVIDER", "FABRIC ADDR")
-	for _, m := range mem {
+	t := newTable(s.stdout, "ID", "HOST", "DATA", "SOCKET", "REACHABLE", "SEGMENTS", "BYTES", "STATE", "PROVIDER", "FABRIC ADDR")
+	for i, m := range mem {
 		t.row(m.ID, orDash(m.Hostname), orDash(m.DataTCP), orDash(m.DataUnix), yesNo(m.Reachable), m.Segments, fmtSize(m.Bytes),
-			m.Provider, orDash(m.FabricAddr))
+			serverStateCell(ms.GetServers()[i]), m.Provider, orDash(m.FabricAddr))
 	}
 	return t.flush()
 }

@@ -202,7 +202,7 @@ func TestCommands(t *testing.T) {
 
 	// regions
 	out = f.ok(t, "regions")
-	if h := lines(out)[0]; strings.Join(h, " ") != "ID NAME SIZE USED MODE OWNER TYPE INTERLEAVE BLOCK NSERVERS SERVER_IDS" {
+	if h := lines(out)[0]; strings.Join(h, " ") != "ID NAME SIZE USED MODE OWNER TYPE INTERLEAVE BLOCK NSERVERS SERVER_IDS REDUNDANCY" {
 		t.Errorf("regions header %v", h)
 	}
 	row := rowFor(t, out, 1, "r1")
@@ -481,7 +481,7 @@ func TestMemoryServers(t *testing.T) {
 		t.Errorf("servers does not count 2 memory servers with 64K blocks:\n%s", out)
 	}
 	table := out[strings.Index(out, "ID "):]
-	if h := lines(table)[0]; strings.Join(h, " ") != "ID HOST DATA SOCKET REACHABLE SEGMENTS BYTES PROVIDER FABRIC ADDR" {
+	if h := lines(table)[0]; strings.Join(h, " ") != "ID HOST DATA SOCKET REACHABLE SEGMENTS BYTES STATE PROVIDER FABRIC ADDR" {
 		t.Fatalf("memory server table header %v", h)
 	}
 	host, _ := os.Hostname()
@@ -495,8 +495,8 @@ func TestMemoryServers(t *testing.T) {
 		if m == mems[1] {
 			wantProv, wantAddr = "tcp;ofi_rxm", hex.EncodeToString(shownFabric{}.Addr())
 		}
-		if row[7] != wantProv || row[8] != wantAddr {
-			t.Errorf("memory server %d's data plane shows as %q %q, want %q %q", m.ID(), row[7], row[8], wantProv, wantAddr)
+		if row[7] != "up" || row[8] != wantProv || row[9] != wantAddr {
+			t.Errorf("memory server %d's state and data plane show as %q %q %q, want up %q %q", m.ID(), row[7], row[8], row[9], wantProv, wantAddr)
 		}
 		n := 0
 		fmt.Sscan(row[5], &n)

@@ -40,6 +40,7 @@ type regionJSON struct {
 	PermLevel      string   `json:"perm_level"`
 	Servers        []uint64 `json:"servers"`      // ids of the memory servers holding it
 	ServerCount    int      `json:"server_count"` // len(servers)
+	regionRedundancyJSON
 }
 
 // itemJSON is an item in --json output.
@@ -96,12 +97,14 @@ type memoryServerJSON struct {
 	// protocol) and FabricAddr its libfabric address in hex ("" for tcp).
 	Provider   string `json:"provider"`
 	FabricAddr string `json:"fabric_addr"`
+	serverHealthJSON
 }
 
 func toMemoryServerJSON(m *pb.ServerInfo) memoryServerJSON {
 	return memoryServerJSON{ID: m.GetId(), Hostname: m.GetHostname(), Control: m.GetControl(), DataTCP: m.GetDataTcp(),
 		DataUnix: m.GetDataUnix(), Reachable: m.GetReachable(), Segments: m.GetSegments(), Bytes: m.GetBytes(),
-		Provider: providerName(m.GetProvider()), FabricAddr: hex.EncodeToString(m.GetFabricAddr())}
+		Provider: providerName(m.GetProvider()), FabricAddr: hex.EncodeToString(m.GetFabricAddr()),
+		serverHealthJSON: toServerHealthJSON(m)}
 }
 
 func yesNo(b bool) string {
@@ -121,6 +124,7 @@ func toRegionJSON(r *pb.RegionInfo) regionJSON {
 		InterleaveSize: interleaveSize(r.GetInterleaveSize()),
 		PermLevel:      enumName(a.GetPermLevel(), "default", "region", "data_item"),
 		Servers:        nonNil(r.GetServers()), ServerCount: len(r.GetServers()),
+		regionRedundancyJSON: toRegionRedundancyJSON(r),
 	}
 }
 
@@ -199,15 +203,19 @@ const regionsHelp = "Columns: ID, NAME, SIZE, USED (bytes allocated to items), M
 	"TYPE (memory type), INTERLEAVE (on or off), BLOCK (the interleave size\n" +
 	"fam_stat reports, --json interleave_size), NSERVERS (how many servers\n" +
 	"hold the region's bytes, --json server_count), SERVER_IDS (their ids,\n" +
-	"comma separated, --json servers; 0 is the famd itself).\n"
+	"comma separated, --json servers; 0 is the famd itself), REDUNDANCY (- for\n" +
+	"a region without redundancy; ok, degraded while a copy is on a server\n" +
+	"that is down or not rebuilt, rebuilding(N%) while it is rebuilt; --json\n" +
+	"redundancy_state, stale_servers, rebuild_done, rebuild_total and\n" +
+	"rebuild_percent).\n"
 
 // regionColumns and regionRow are the table form of a region.
-var regionColumns = []string{"ID", "NAME", "SIZE", "USED", "MODE", "OWNER", "TYPE", "INTERLEAVE", "BLOCK", "NSERVERS", "SERVER_IDS"}
+var regionColumns = []string{"ID", "NAME", "SIZE", "USED", "MODE", "OWNER", "TYPE", "INTERLEAVE", "BLOCK", "NSERVERS", "SERVER_IDS", "REDUNDANCY"}
 
 func regionRow(r *pb.RegionInfo) []any {
 	return []any{r.GetId(), r.GetName(), fmtSize(r.GetSize()), fmtSize(r.GetUsed()), fmtMode(r.GetMode()),
 		owner(r.GetUid(), r.GetGid()), memoryName(r.GetAttr().GetMemory()), interleaveText(r),
-		fmtSize(interleaveSize(r.GetInterleaveSize())), len(r.GetServers()), fmtIDs(r.GetServers())}
+		fmtSize(interleaveSize(r.GetInterleaveSize())), len(r.GetServers()), fmtIDs(r.GetServers()), regionStateCell(r)}
 }
 
 func fmtMode(m uint32) string { return fmt.Sprintf("%04o", m) }

@@ -166,6 +166,8 @@ type config struct {
 	spin                       time.Duration
 	metricsListen              string
 	provider                   string
+	probeInterval              time.Duration
+	probeFailures              int
 }
 
 func defaultDataDir() string {
@@ -208,6 +210,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.provider, "provider", "tcp", "data-plane `PROVIDER`: tcp (the project's own protocol) or a libfabric provider\nsuch as \"tcp;ofi_rxm\", sockets, shm, \"verbs;ofi_rxm\", cxi, efa (roles memory and all;\nsee Data plane above; fi_info -l lists those of this host)")
 	showVersion := fs.Bool("version", false, "print famd's version and exit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
+	fs.DurationVar(&c.probeInterval, "probe-interval", time.Second, "how often a metadata famd probes each memory server, as a Go `DURATION`\n(roles all and metadata; issue 16)")
+	fs.IntVar(&c.probeFailures, "probe-failures", 3, "failed probes in a row, `N`, after which a metadata famd declares a memory server\ndown and tells every client (one failed probe after a client's report suffices)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics over HTTP at `HOST:PORT`/metrics (port 0 picks one;\nthe startup log names it): calls and requests by kind and result, bytes moved,\nerrors, open sessions, regions, memory per server. No authentication: bind\nit to a trusted address")
 	// The flag package calls Usage on --help and after reporting a parse
 	// error; both are handled below instead.
@@ -335,13 +339,17 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 	if c.shutdownTimeout <= 0 {
 		return o, usagef("--shutdown-timeout must be positive")
 	}
+	if c.probeInterval <= 0 || c.probeFailures <= 0 {
+		return o, usagef("--probe-interval and --probe-failures must be positive")
+	}
 	if err := c.checkSpin(); err != nil {
 		return o, err
 	}
 	o = embed.Options{DataDir: c.dataDir, ShmDir: c.shmDir, BackupDir: c.backupDir, SocketPath: c.socket,
 		NoSocket: c.socket == "", ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, ClusterLogf: lg.infof,
 		WarnLogf: lg.warnf, Role: c.role, InterleaveSize: block, Auth: c.auth, MungeSocket: c.mungeSocket,
-		MaxConnsPerPeer: c.maxConnsPerPeer, DataSpin: c.spin}
+		MaxConnsPerPeer: c.maxConnsPerPeer, DataSpin: c.spin,
+		Health: rpc.HealthOptions{Interval: c.probeInterval, ProbeTimeout: min(c.probeInterval, time.Second), FailedProbes: c.probeFailures}}
 	if o.Provider, err = c.checkProvider(); err != nil {
 		return o, err
 	}

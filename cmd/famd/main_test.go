@@ -158,7 +158,7 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("--help exited %d", code)
 	}
 	for _, want := range []string{"--data-dir", "--listen", "--data-listen", "--socket", "--token-file", "--shm-dir",
-		"--backup-dir", "--join", "--role", "--log-level", "--log-format", "--shutdown-timeout", "--advertise", "--interleave-size", "--spin",
+		"--backup-dir", "--join", "--role", "--log-level", "--log-format", "--shutdown-timeout", "--advertise", "--interleave-size", "--spin", "--probe-interval", "--probe-failures",
 		"metadata", "memory",
 		"OPENFAM_DATA_DIR", "OPENFAM_SHM_DIR", "OPENFAM_BACKUP_DIR", "OPENFAM_TOKEN_FILE", "OPENFAM_SERVER", "SIGTERM"} {
 		if !strings.Contains(out, want) {

@@ -89,6 +89,9 @@ type Options struct {
 	// servers joining, revocations owed, regions created and destroyed,
 	// client sessions, volatile regions lost to a reboot; nil means Logf.
 	ClusterLogf func(format string, args ...any)
+	// Health tunes how famd decides a memory server is down and rebuilds
+	// it (issue 16); zero values take rpc.HealthOptions' defaults.
+	Health rpc.HealthOptions
 	// WarnLogf receives warnings: refused joins and credentials, and data
 	// connections refused over MaxConnsPerPeer; nil means ClusterLogf.
 	WarnLogf func(format string, args ...any)
@@ -219,7 +222,7 @@ func Start(opts Options) (_ *Famd, err error) {
 		clusterLogf = opts.Logf
 	}
 	cl, err := rpc.NewCluster(rpc.ClusterOptions{DataDir: opts.DataDir, Role: opts.Role,
-		InterleaveSize: opts.InterleaveSize, Logf: clusterLogf, Token: opts.Token})
+		InterleaveSize: opts.InterleaveSize, Logf: clusterLogf, Token: opts.Token, Health: opts.Health})
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +236,6 @@ func Start(opts Options) (_ *Famd, err error) {
 		return nil, err
 	}
 	d.fam = fam
-	d.rebuildOnRejoin() // raid.go
 	cleanup = append(cleanup, func() { fam.Finalize() })
 	if clusterLogf != nil {
 		for _, name := range fam.LostVolatileRegions() {
@@ -432,6 +434,10 @@ func (d *Famd) DataSocketPath() string { return d.dataSock }
 
 // DataDir is the data directory served.
 func (d *Famd) DataDir() string { return d.opts.DataDir }
+
+// Cluster is the memory servers' membership (for tests, and to plug in
+// the rebuild call: Cluster().SetRebuilder).
+func (d *Famd) Cluster() *rpc.Cluster { return d.cluster }
 
 // Server is the control-plane service (for tests that inspect keys).
 func (d *Famd) Server() *rpc.Server { return d.srv }

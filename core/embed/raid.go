@@ -39,20 +39,3 @@ func (d *Famd) RebuildStatus(id uint64) ([]*pb.RebuildProgress, error) {
 	}
 	return d.cluster.RebuildStatus(id)
 }
-
-// rebuildOnRejoin has the metadata service rebuild a memory server's
-// shares of redundant regions whenever it rejoins (it restarted: what it
-// holds is not current). The membership side (issue 16) may take this
-// over with its own policy; a second Rebuild of a server already
-// rebuilding is ignored by the server.
-func (d *Famd) rebuildOnRejoin() {
-	d.cluster.SetRejoined(func(id uint64) {
-		n, err := d.RebuildServer(id)
-		switch {
-		case err != nil:
-			d.cluster.Logf("famd: rebuilding memory server %d's redundant regions: %v", id, err)
-		case n > 0:
-			d.cluster.Logf("famd: memory server %d rejoined: rebuilding its share of %d redundant regions", id, n)
-		}
-	})
-}

@@ -49,6 +49,9 @@ type ClusterOptions struct {
 	// without it only servers with a data-plane Unix socket on this host
 	// can be reached.
 	Token string
+	// Health tunes the probes that decide a memory server is down, and
+	// rebuilds (issue 16; see health.go).
+	Health HealthOptions
 }
 
 // Cluster is the metadata service's side of its memory servers: who
@@ -80,9 +83,11 @@ type Cluster struct {
 	stop      chan struct{} // closed by Close: ends retryRevokes
 	closeOnce sync.Once
 
-	rmu        sync.Mutex // raidSecret, rejoined (raid.go)
+	rmu        sync.Mutex // raidSecret (raid.go)
 	raidSecret []byte
-	rejoined   func(id uint64)
+	// health is the membership of the servers: up, down, rebuilding, and
+	// which copies of redundant regions are current (health.go).
+	health *health
 }
 
 // owedRevocations are keys one incarnation of a memory server (told apart
@@ -145,6 +150,9 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	_, _ = rand.Read(c.epoch)
 	b, err := os.ReadFile(c.path)
 	if errors.Is(err, os.ErrNotExist) {
+		if err := c.startHealth(); err != nil {
+			return nil, err
+		}
 		go c.retryRevokes()
 		return c, nil
 	}
@@ -164,6 +172,9 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 		c.members[r.ID] = m
 		c.nextID = max(c.nextID, r.ID+1)
 	}
+	if err := c.startHealth(); err != nil {
+		return nil, err
+	}
 	go c.retryRevokes()
 	return c, nil
 }
@@ -179,7 +190,8 @@ func (c *Cluster) logf(format string, args ...any) {
 func dialMember(r memberRecord) (*member, error) {
 	conn, err := grpc.NewClient("passthrough:///"+r.Control,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(memserver.SecretCreds(r.Secret)))
+		grpc.WithPerRPCCredentials(memserver.SecretCreds(r.Secret)),
+		grpc.WithConnectParams(memberConnectParams))
 	if err != nil {
 		return nil, fmt.Errorf("memory server %d at %s: %v", r.ID, r.Control, err)
 	}
@@ -214,7 +226,10 @@ func (c *Cluster) idsLocked() []uint64 {
 
 // Close closes the connections to memory servers.
 func (c *Cluster) Close() {
-	c.closeOnce.Do(func() { close(c.stop) })
+	c.closeOnce.Do(func() {
+		close(c.stop)
+		c.health.close()
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
@@ -227,11 +242,12 @@ func (c *Cluster) Close() {
 	}
 }
 
-// join registers (or re-registers, by uuid) a memory server and returns
-// its id.
-func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
+// register records (or re-records, by uuid) a memory server and returns
+// its id, and whether it was known (it restarted); join (health.go) calls
+// it.
+func (c *Cluster) register(req *pb.JoinRequest) (id uint64, rejoin bool, err error) {
 	if req.GetUuid() == "" || req.GetControl() == "" || req.GetDataTcp() == "" || len(req.GetSecret()) == 0 {
-		return 0, errors.New("a joining memory server must give its uuid, control and data addresses and secret")
+		return 0, false, errors.New("a joining memory server must give its uuid, control and data addresses and secret")
 	}
 	r := memberRecord{UUID: req.GetUuid(), Control: req.GetControl(), DataTCP: req.GetDataTcp(),
 		DataUnix: req.GetDataUnix(), Hostname: req.GetHostname(), Secret: string(req.GetSecret()),
@@ -249,10 +265,13 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 	}
 	m, err := dialMember(r)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	rejoin := c.members[r.ID] != nil
+	rejoin = c.members[r.ID] != nil
 	if old := c.members[r.ID]; old != nil {
+		// A new secret is a new incarnation (the secret is new at every
+		// start of a memory server).
+		rejoin = old.rec.Secret != r.Secret
 		// A rejoining server restarted and holds no grants: the
 		// revocations it owed are moot.
 		old.conn.Close()
@@ -264,13 +283,10 @@ func (c *Cluster) join(req *pb.JoinRequest) (uint64, error) {
 	}
 	c.members[r.ID] = m
 	if err := c.saveLocked(); err != nil {
-		return 0, fmt.Errorf("recording memory server %d: %v", r.ID, err)
+		return 0, false, fmt.Errorf("recording memory server %d: %v", r.ID, err)
 	}
 	c.logf("famd: memory server %d joined: control %s, data plane %s (host %s)", r.ID, r.Control, r.DataTCP, r.Hostname)
-	if rejoin {
-		c.notifyRejoined(r.ID) // raid.go: its redundant segments need rebuilding
-	}
-	return r.ID, nil
+	return r.ID, rejoin, nil
 }
 
 // list describes the members; with probe it asks each for its usage (up
@@ -289,6 +305,7 @@ func (c *Cluster) list(probe bool) []*pb.ServerInfo {
 	for i, m := range ms {
 		out[i] = &pb.ServerInfo{Id: m.rec.ID, DataTcp: m.rec.DataTCP, DataUnix: m.rec.DataUnix,
 			Hostname: m.rec.Hostname, Control: m.rec.Control, Provider: m.rec.Provider, FabricAddr: m.rec.FabricAddr}
+		c.describeServer(out[i])
 		if !probe {
 			continue
 		}
@@ -576,10 +593,6 @@ func (c *Cluster) retryOwed() {
 		// One server that does not answer must not hold up the others.
 		go func() {
 			defer wg.Done()
-			// gRPC waits longer and longer between attempts to reach a
-			// server that is down (up to two minutes); try again now, so a
-			// server that came back gets its revocations within a second.
-			b.m.conn.ResetConnectBackoff()
 			if err := c.sendRevokes(b.m, b.keys); err != nil {
 				return
 			}

@@ -331,23 +331,5 @@ func (c *Cluster) grantRedundant(p core.Placement, key transport.Key, segs []*pb
 	return nil
 }
 
-// SetRejoined sets the function told, on a goroutine of its own, of every
-// memory server that joins again (the same server, restarted).
-func (c *Cluster) SetRejoined(fn func(id uint64)) {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	c.rejoined = fn
-}
-
 // Logf logs one line the way the cluster does.
 func (c *Cluster) Logf(format string, args ...any) { c.logf(format, args...) }
-
-// notifyRejoined runs the SetRejoined function for server id.
-func (c *Cluster) notifyRejoined(id uint64) {
-	c.rmu.Lock()
-	fn := c.rejoined
-	c.rmu.Unlock()
-	if fn != nil {
-		go fn(id)
-	}
-}

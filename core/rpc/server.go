@@ -126,6 +126,7 @@ func NewServer(opts Options) *Server {
 			s.sessions.notify(e.session, e.key)
 		}
 	}
+	s.wireHealth()
 	return s
 }
 
@@ -284,6 +285,7 @@ func (s *Server) regionReply(r *core.Region, err error) (*pb.RegionReply, error)
 	if err != nil {
 		return &pb.RegionReply{Err: famErr(err)}, nil
 	}
+	s.describeRegion(ri)
 	return &pb.RegionReply{Region: ri}, nil
 }
 
@@ -381,6 +383,7 @@ func (s *Server) visibleRegions(f *core.Fam) ([]*pb.RegionInfo, error) {
 		_ = withRegion(f, id, func(r *core.Region) error {
 			ri, err := regionInfo(r)
 			if err == nil {
+				s.describeRegion(ri)
 				out = append(out, ri)
 			}
 			return err

@@ -25,6 +25,9 @@ type sessions struct {
 	live     map[uint64]*session
 	stopping chan struct{} // closed by drain: every stream ends
 	drained  bool
+	// serverGen counts memory server state changes queued to sessions
+	// (see notifyServer, waitDelivered).
+	serverGen uint64
 }
 
 // session is one open stream: the revoked keys waiting to be sent.
@@ -32,6 +35,12 @@ type session struct {
 	mu      sync.Mutex
 	revoked [][]byte
 	signal  chan struct{}
+	// servers holds the memory server states not sent yet, the latest
+	// per server; queuedGen and sentGen are the serverGen of the last
+	// change queued and the last one sent (issue 16, health.go).
+	servers   map[uint64]pb.ServerState
+	queuedGen uint64
+	sentGen   uint64
 }
 
 func newSessions() *sessions {
@@ -125,6 +134,9 @@ func (s *Server) Session(_ *pb.SessionRequest, stream pb.Fam_SessionServer) erro
 	if err := stream.Send(&pb.SessionEvent{Session: id}); err != nil {
 		return err
 	}
+	if err := s.sendServerStates(stream); err != nil {
+		return err
+	}
 	for {
 		select {
 		case <-stream.Context().Done():
@@ -141,6 +153,9 @@ func (s *Server) Session(_ *pb.SessionRequest, stream pb.Fam_SessionServer) erro
 			if err := stream.Send(&pb.SessionEvent{Revoked: k}); err != nil {
 				return err
 			}
+		}
+		if err := se.sendServers(stream); err != nil {
+			return err
 		}
 	}
 }

@@ -442,6 +442,26 @@ func (mr *MockFamClientMockRecorder) RegionByID(ctx, in any, opts ...any) *gomoc
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RegionByID", reflect.TypeOf((*MockFamClient)(nil).RegionByID), varargs...)
 }
 
+// ReportServer mocks base method.
+func (m *MockFamClient) ReportServer(ctx context.Context, in *openfamv1.ReportServerRequest, opts ...grpc.CallOption) (*openfamv1.Reply, error) {
+	m.ctrl.T.Helper()
+	varargs := []any{ctx, in}
+	for _, a := range opts {
+		varargs = append(varargs, a)
+	}
+	ret := m.ctrl.Call(m, "ReportServer", varargs...)
+	ret0, _ := ret[0].(*openfamv1.Reply)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// ReportServer indicates an expected call of ReportServer.
+func (mr *MockFamClientMockRecorder) ReportServer(ctx, in any, opts ...any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	varargs := append([]any{ctx, in}, opts...)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ReportServer", reflect.TypeOf((*MockFamClient)(nil).ReportServer), varargs...)
+}
+
 // ResizeRegion mocks base method.
 func (m *MockFamClient) ResizeRegion(ctx context.Context, in *openfamv1.ResizeRegionRequest, opts ...grpc.CallOption) (*openfamv1.Reply, error) {
 	m.ctrl.T.Helper()

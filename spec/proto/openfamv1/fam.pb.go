@@ -27,6 +27,109 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// What the metadata famd knows of a memory server's health (issue 16).
+type ServerState int32
+
+const (
+	ServerState_SERVER_UP         ServerState = 0 // answers, and its copies are current
+	ServerState_SERVER_SUSPECT    ServerState = 1 // a probe failed or a client reported it; not yet down
+	ServerState_SERVER_DOWN       ServerState = 2 // declared down: clients route around it
+	ServerState_SERVER_REBUILDING ServerState = 3 // back, its stale copies being rebuilt: writes go
+)
+
+// Enum value maps for ServerState.
+var (
+	ServerState_name = map[int32]string{
+		0: "SERVER_UP",
+		1: "SERVER_SUSPECT",
+		2: "SERVER_DOWN",
+		3: "SERVER_REBUILDING",
+	}
+	ServerState_value = map[string]int32{
+		"SERVER_UP":         0,
+		"SERVER_SUSPECT":    1,
+		"SERVER_DOWN":       2,
+		"SERVER_REBUILDING": 3,
+	}
+)
+
+func (x ServerState) Enum() *ServerState {
+	p := new(ServerState)
+	*p = x
+	return p
+}
+
+func (x ServerState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ServerState) Descriptor() protoreflect.EnumDescriptor {
+	return file_openfam_v1_fam_proto_enumTypes[0].Descriptor()
+}
+
+func (ServerState) Type() protoreflect.EnumType {
+	return &file_openfam_v1_fam_proto_enumTypes[0]
+}
+
+func (x ServerState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ServerState.Descriptor instead.
+func (ServerState) EnumDescriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{0}
+}
+
+// The state of a redundant region's copies (issue 16).
+type RegionRedundancyState int32
+
+const (
+	RegionRedundancyState_REGION_REDUNDANCY_OK         RegionRedundancyState = 0 // every copy current (or no redundancy)
+	RegionRedundancyState_REGION_REDUNDANCY_DEGRADED   RegionRedundancyState = 1 // a copy is on a server that is down
+	RegionRedundancyState_REGION_REDUNDANCY_REBUILDING RegionRedundancyState = 2 // a stale copy is being rebuilt
+)
+
+// Enum value maps for RegionRedundancyState.
+var (
+	RegionRedundancyState_name = map[int32]string{
+		0: "REGION_REDUNDANCY_OK",
+		1: "REGION_REDUNDANCY_DEGRADED",
+		2: "REGION_REDUNDANCY_REBUILDING",
+	}
+	RegionRedundancyState_value = map[string]int32{
+		"REGION_REDUNDANCY_OK":         0,
+		"REGION_REDUNDANCY_DEGRADED":   1,
+		"REGION_REDUNDANCY_REBUILDING": 2,
+	}
+)
+
+func (x RegionRedundancyState) Enum() *RegionRedundancyState {
+	p := new(RegionRedundancyState)
+	*p = x
+	return p
+}
+
+func (x RegionRedundancyState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RegionRedundancyState) Descriptor() protoreflect.EnumDescriptor {
+	return file_openfam_v1_fam_proto_enumTypes[1].Descriptor()
+}
+
+func (RegionRedundancyState) Type() protoreflect.EnumType {
+	return &file_openfam_v1_fam_proto_enumTypes[1]
+}
+
+func (x RegionRedundancyState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RegionRedundancyState.Descriptor instead.
+func (RegionRedundancyState) EnumDescriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{1}
+}
+
 type FamError struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"` // FAM_E* number (OpenFAM Fam_Error)
@@ -211,8 +314,14 @@ type RegionInfo struct {
 	InterleaveSize uint64                 `protobuf:"varint,8,opt,name=interleave_size,json=interleaveSize,proto3" json:"interleave_size,omitempty"`
 	Servers        []uint64               `protobuf:"varint,9,rep,packed,name=servers,proto3" json:"servers,omitempty"`
 	Used           uint64                 `protobuf:"varint,10,opt,name=used,proto3" json:"used,omitempty"` // bytes allocated to items
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Redundancy state (issue 16); REGION_REDUNDANCY_OK for a region
+	// without redundancy.
+	RedundancyState RegionRedundancyState `protobuf:"varint,30,opt,name=redundancy_state,json=redundancyState,proto3,enum=openfam.v1.RegionRedundancyState" json:"redundancy_state,omitempty"`
+	StaleServers    []uint64              `protobuf:"varint,31,rep,packed,name=stale_servers,json=staleServers,proto3" json:"stale_servers,omitempty"` // servers whose copy is not current
+	RebuildDone     uint64                `protobuf:"varint,32,opt,name=rebuild_done,json=rebuildDone,proto3" json:"rebuild_done,omitempty"`           // bytes rebuilt so far, all stale servers
+	RebuildTotal    uint64                `protobuf:"varint,33,opt,name=rebuild_total,json=rebuildTotal,proto3" json:"rebuild_total,omitempty"`        // bytes to rebuild, all stale servers
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RegionInfo) Reset() {
@@ -315,6 +424,97 @@ func (x *RegionInfo) GetUsed() uint64 {
 	return 0
 }
 
+func (x *RegionInfo) GetRedundancyState() RegionRedundancyState {
+	if x != nil {
+		return x.RedundancyState
+	}
+	return RegionRedundancyState_REGION_REDUNDANCY_OK
+}
+
+func (x *RegionInfo) GetStaleServers() []uint64 {
+	if x != nil {
+		return x.StaleServers
+	}
+	return nil
+}
+
+func (x *RegionInfo) GetRebuildDone() uint64 {
+	if x != nil {
+		return x.RebuildDone
+	}
+	return 0
+}
+
+func (x *RegionInfo) GetRebuildTotal() uint64 {
+	if x != nil {
+		return x.RebuildTotal
+	}
+	return 0
+}
+
+type ReportServerRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ServerId uint64                 `protobuf:"varint,1,opt,name=server_id,json=serverId,proto3" json:"server_id,omitempty"`
+	Error    string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"` // what the client met, for famd's log
+	// The client completed a write to a redundant region without this
+	// server (it failed there): the server's copy may be older than the
+	// survivors', so famd rebuilds it even if it answers the probe.
+	WroteAround   bool `protobuf:"varint,3,opt,name=wrote_around,json=wroteAround,proto3" json:"wrote_around,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportServerRequest) Reset() {
+	*x = ReportServerRequest{}
+	mi := &file_openfam_v1_fam_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportServerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportServerRequest) ProtoMessage() {}
+
+func (x *ReportServerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_openfam_v1_fam_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportServerRequest.ProtoReflect.Descriptor instead.
+func (*ReportServerRequest) Descriptor() ([]byte, []int) {
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ReportServerRequest) GetServerId() uint64 {
+	if x != nil {
+		return x.ServerId
+	}
+	return 0
+}
+
+func (x *ReportServerRequest) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ReportServerRequest) GetWroteAround() bool {
+	if x != nil {
+		return x.WroteAround
+	}
+	return false
+}
+
 type ItemInfo struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	RegionId       uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
@@ -348,7 +548,7 @@ type ItemInfo struct {
 
 func (x *ItemInfo) Reset() {
 	*x = ItemInfo{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[4]
+	mi := &file_openfam_v1_fam_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -360,7 +560,7 @@ func (x *ItemInfo) String() string {
 func (*ItemInfo) ProtoMessage() {}
 
 func (x *ItemInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[4]
+	mi := &file_openfam_v1_fam_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -373,7 +573,7 @@ func (x *ItemInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ItemInfo.ProtoReflect.Descriptor instead.
 func (*ItemInfo) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{4}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ItemInfo) GetRegionId() uint64 {
@@ -482,7 +682,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[5]
+	mi := &file_openfam_v1_fam_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -494,7 +694,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[5]
+	mi := &file_openfam_v1_fam_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -507,7 +707,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{5}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{6}
 }
 
 type InfoReply struct {
@@ -540,7 +740,7 @@ type InfoReply struct {
 
 func (x *InfoReply) Reset() {
 	*x = InfoReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[6]
+	mi := &file_openfam_v1_fam_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -552,7 +752,7 @@ func (x *InfoReply) String() string {
 func (*InfoReply) ProtoMessage() {}
 
 func (x *InfoReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[6]
+	mi := &file_openfam_v1_fam_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -565,7 +765,7 @@ func (x *InfoReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoReply.ProtoReflect.Descriptor instead.
 func (*InfoReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{6}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InfoReply) GetErr() *FamError {
@@ -685,7 +885,7 @@ type CreateRegionRequest struct {
 
 func (x *CreateRegionRequest) Reset() {
 	*x = CreateRegionRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[7]
+	mi := &file_openfam_v1_fam_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +897,7 @@ func (x *CreateRegionRequest) String() string {
 func (*CreateRegionRequest) ProtoMessage() {}
 
 func (x *CreateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[7]
+	mi := &file_openfam_v1_fam_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +910,7 @@ func (x *CreateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRegionRequest.ProtoReflect.Descriptor instead.
 func (*CreateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{7}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateRegionRequest) GetName() string {
@@ -750,7 +950,7 @@ type LookupRegionRequest struct {
 
 func (x *LookupRegionRequest) Reset() {
 	*x = LookupRegionRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[8]
+	mi := &file_openfam_v1_fam_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -762,7 +962,7 @@ func (x *LookupRegionRequest) String() string {
 func (*LookupRegionRequest) ProtoMessage() {}
 
 func (x *LookupRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[8]
+	mi := &file_openfam_v1_fam_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -775,7 +975,7 @@ func (x *LookupRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupRegionRequest.ProtoReflect.Descriptor instead.
 func (*LookupRegionRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{8}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *LookupRegionRequest) GetName() string {
@@ -794,7 +994,7 @@ type RegionByIDRequest struct {
 
 func (x *RegionByIDRequest) Reset() {
 	*x = RegionByIDRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[9]
+	mi := &file_openfam_v1_fam_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +1006,7 @@ func (x *RegionByIDRequest) String() string {
 func (*RegionByIDRequest) ProtoMessage() {}
 
 func (x *RegionByIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[9]
+	mi := &file_openfam_v1_fam_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +1019,7 @@ func (x *RegionByIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionByIDRequest.ProtoReflect.Descriptor instead.
 func (*RegionByIDRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{9}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RegionByIDRequest) GetId() uint64 {
@@ -839,7 +1039,7 @@ type RegionReply struct {
 
 func (x *RegionReply) Reset() {
 	*x = RegionReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[10]
+	mi := &file_openfam_v1_fam_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +1051,7 @@ func (x *RegionReply) String() string {
 func (*RegionReply) ProtoMessage() {}
 
 func (x *RegionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[10]
+	mi := &file_openfam_v1_fam_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1064,7 @@ func (x *RegionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionReply.ProtoReflect.Descriptor instead.
 func (*RegionReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{10}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RegionReply) GetErr() *FamError {
@@ -891,7 +1091,7 @@ type ResizeRegionRequest struct {
 
 func (x *ResizeRegionRequest) Reset() {
 	*x = ResizeRegionRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[11]
+	mi := &file_openfam_v1_fam_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +1103,7 @@ func (x *ResizeRegionRequest) String() string {
 func (*ResizeRegionRequest) ProtoMessage() {}
 
 func (x *ResizeRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[11]
+	mi := &file_openfam_v1_fam_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +1116,7 @@ func (x *ResizeRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeRegionRequest.ProtoReflect.Descriptor instead.
 func (*ResizeRegionRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{11}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResizeRegionRequest) GetId() uint64 {
@@ -943,7 +1143,7 @@ type ChangeRegionPermissionsRequest struct {
 
 func (x *ChangeRegionPermissionsRequest) Reset() {
 	*x = ChangeRegionPermissionsRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[12]
+	mi := &file_openfam_v1_fam_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1155,7 @@ func (x *ChangeRegionPermissionsRequest) String() string {
 func (*ChangeRegionPermissionsRequest) ProtoMessage() {}
 
 func (x *ChangeRegionPermissionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[12]
+	mi := &file_openfam_v1_fam_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1168,7 @@ func (x *ChangeRegionPermissionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeRegionPermissionsRequest.ProtoReflect.Descriptor instead.
 func (*ChangeRegionPermissionsRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{12}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ChangeRegionPermissionsRequest) GetId() uint64 {
@@ -993,7 +1193,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[13]
+	mi := &file_openfam_v1_fam_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1205,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[13]
+	mi := &file_openfam_v1_fam_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1218,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{13}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{14}
 }
 
 type ListRegionsReply struct {
@@ -1031,7 +1231,7 @@ type ListRegionsReply struct {
 
 func (x *ListRegionsReply) Reset() {
 	*x = ListRegionsReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[14]
+	mi := &file_openfam_v1_fam_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +1243,7 @@ func (x *ListRegionsReply) String() string {
 func (*ListRegionsReply) ProtoMessage() {}
 
 func (x *ListRegionsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[14]
+	mi := &file_openfam_v1_fam_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1256,7 @@ func (x *ListRegionsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsReply.ProtoReflect.Descriptor instead.
 func (*ListRegionsReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{14}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListRegionsReply) GetErr() *FamError {
@@ -1085,7 +1285,7 @@ type AllocateRequest struct {
 
 func (x *AllocateRequest) Reset() {
 	*x = AllocateRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[15]
+	mi := &file_openfam_v1_fam_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1297,7 @@ func (x *AllocateRequest) String() string {
 func (*AllocateRequest) ProtoMessage() {}
 
 func (x *AllocateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[15]
+	mi := &file_openfam_v1_fam_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1310,7 @@ func (x *AllocateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateRequest.ProtoReflect.Descriptor instead.
 func (*AllocateRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{15}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AllocateRequest) GetRegionId() uint64 {
@@ -1151,7 +1351,7 @@ type LookupRequest struct {
 
 func (x *LookupRequest) Reset() {
 	*x = LookupRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[16]
+	mi := &file_openfam_v1_fam_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1363,7 @@ func (x *LookupRequest) String() string {
 func (*LookupRequest) ProtoMessage() {}
 
 func (x *LookupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[16]
+	mi := &file_openfam_v1_fam_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1376,7 @@ func (x *LookupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupRequest.ProtoReflect.Descriptor instead.
 func (*LookupRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{16}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LookupRequest) GetItem() string {
@@ -1203,7 +1403,7 @@ type ItemAtRequest struct {
 
 func (x *ItemAtRequest) Reset() {
 	*x = ItemAtRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[17]
+	mi := &file_openfam_v1_fam_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1415,7 @@ func (x *ItemAtRequest) String() string {
 func (*ItemAtRequest) ProtoMessage() {}
 
 func (x *ItemAtRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[17]
+	mi := &file_openfam_v1_fam_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1428,7 @@ func (x *ItemAtRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ItemAtRequest.ProtoReflect.Descriptor instead.
 func (*ItemAtRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{17}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ItemAtRequest) GetRegionId() uint64 {
@@ -1254,7 +1454,7 @@ type KeyRequest struct {
 
 func (x *KeyRequest) Reset() {
 	*x = KeyRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[18]
+	mi := &file_openfam_v1_fam_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1266,7 +1466,7 @@ func (x *KeyRequest) String() string {
 func (*KeyRequest) ProtoMessage() {}
 
 func (x *KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[18]
+	mi := &file_openfam_v1_fam_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1279,7 +1479,7 @@ func (x *KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRequest.ProtoReflect.Descriptor instead.
 func (*KeyRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{18}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *KeyRequest) GetKey() []byte {
@@ -1299,7 +1499,7 @@ type ItemReply struct {
 
 func (x *ItemReply) Reset() {
 	*x = ItemReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[19]
+	mi := &file_openfam_v1_fam_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1511,7 @@ func (x *ItemReply) String() string {
 func (*ItemReply) ProtoMessage() {}
 
 func (x *ItemReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[19]
+	mi := &file_openfam_v1_fam_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1524,7 @@ func (x *ItemReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ItemReply.ProtoReflect.Descriptor instead.
 func (*ItemReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{19}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ItemReply) GetErr() *FamError {
@@ -1351,7 +1551,7 @@ type ChangeItemPermissionsRequest struct {
 
 func (x *ChangeItemPermissionsRequest) Reset() {
 	*x = ChangeItemPermissionsRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[20]
+	mi := &file_openfam_v1_fam_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1563,7 @@ func (x *ChangeItemPermissionsRequest) String() string {
 func (*ChangeItemPermissionsRequest) ProtoMessage() {}
 
 func (x *ChangeItemPermissionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[20]
+	mi := &file_openfam_v1_fam_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1576,7 @@ func (x *ChangeItemPermissionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeItemPermissionsRequest.ProtoReflect.Descriptor instead.
 func (*ChangeItemPermissionsRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{20}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ChangeItemPermissionsRequest) GetKey() []byte {
@@ -1402,7 +1602,7 @@ type ListItemsRequest struct {
 
 func (x *ListItemsRequest) Reset() {
 	*x = ListItemsRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[21]
+	mi := &file_openfam_v1_fam_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1414,7 +1614,7 @@ func (x *ListItemsRequest) String() string {
 func (*ListItemsRequest) ProtoMessage() {}
 
 func (x *ListItemsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[21]
+	mi := &file_openfam_v1_fam_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1427,7 +1627,7 @@ func (x *ListItemsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListItemsRequest.ProtoReflect.Descriptor instead.
 func (*ListItemsRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{21}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListItemsRequest) GetRegionId() uint64 {
@@ -1447,7 +1647,7 @@ type ListItemsReply struct {
 
 func (x *ListItemsReply) Reset() {
 	*x = ListItemsReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[22]
+	mi := &file_openfam_v1_fam_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1659,7 @@ func (x *ListItemsReply) String() string {
 func (*ListItemsReply) ProtoMessage() {}
 
 func (x *ListItemsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[22]
+	mi := &file_openfam_v1_fam_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1672,7 @@ func (x *ListItemsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListItemsReply.ProtoReflect.Descriptor instead.
 func (*ListItemsReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{22}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListItemsReply) GetErr() *FamError {
@@ -1502,7 +1702,7 @@ type CopyRequest struct {
 
 func (x *CopyRequest) Reset() {
 	*x = CopyRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[23]
+	mi := &file_openfam_v1_fam_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1714,7 @@ func (x *CopyRequest) String() string {
 func (*CopyRequest) ProtoMessage() {}
 
 func (x *CopyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[23]
+	mi := &file_openfam_v1_fam_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1727,7 @@ func (x *CopyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyRequest.ProtoReflect.Descriptor instead.
 func (*CopyRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{23}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CopyRequest) GetSrcKey() []byte {
@@ -1575,7 +1775,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[24]
+	mi := &file_openfam_v1_fam_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1787,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[24]
+	mi := &file_openfam_v1_fam_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1800,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{24}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BackupRequest) GetKey() []byte {
@@ -1627,7 +1827,7 @@ type RestoreRequest struct {
 
 func (x *RestoreRequest) Reset() {
 	*x = RestoreRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[25]
+	mi := &file_openfam_v1_fam_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1839,7 @@ func (x *RestoreRequest) String() string {
 func (*RestoreRequest) ProtoMessage() {}
 
 func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[25]
+	mi := &file_openfam_v1_fam_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1852,7 @@ func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
 func (*RestoreRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{25}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RestoreRequest) GetName() string {
@@ -1681,7 +1881,7 @@ type RestoreNewRequest struct {
 
 func (x *RestoreNewRequest) Reset() {
 	*x = RestoreNewRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[26]
+	mi := &file_openfam_v1_fam_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1693,7 +1893,7 @@ func (x *RestoreNewRequest) String() string {
 func (*RestoreNewRequest) ProtoMessage() {}
 
 func (x *RestoreNewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[26]
+	mi := &file_openfam_v1_fam_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1706,7 +1906,7 @@ func (x *RestoreNewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreNewRequest.ProtoReflect.Descriptor instead.
 func (*RestoreNewRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{26}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RestoreNewRequest) GetName() string {
@@ -1746,7 +1946,7 @@ type BackupNameRequest struct {
 
 func (x *BackupNameRequest) Reset() {
 	*x = BackupNameRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[27]
+	mi := &file_openfam_v1_fam_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1958,7 @@ func (x *BackupNameRequest) String() string {
 func (*BackupNameRequest) ProtoMessage() {}
 
 func (x *BackupNameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[27]
+	mi := &file_openfam_v1_fam_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1971,7 @@ func (x *BackupNameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupNameRequest.ProtoReflect.Descriptor instead.
 func (*BackupNameRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{27}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *BackupNameRequest) GetName() string {
@@ -1791,7 +1991,7 @@ type ListBackupsReply struct {
 
 func (x *ListBackupsReply) Reset() {
 	*x = ListBackupsReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[28]
+	mi := &file_openfam_v1_fam_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +2003,7 @@ func (x *ListBackupsReply) String() string {
 func (*ListBackupsReply) ProtoMessage() {}
 
 func (x *ListBackupsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[28]
+	mi := &file_openfam_v1_fam_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +2016,7 @@ func (x *ListBackupsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBackupsReply.ProtoReflect.Descriptor instead.
 func (*ListBackupsReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{28}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListBackupsReply) GetErr() *FamError {
@@ -1844,7 +2044,7 @@ type BarrierRequest struct {
 
 func (x *BarrierRequest) Reset() {
 	*x = BarrierRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[29]
+	mi := &file_openfam_v1_fam_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1856,7 +2056,7 @@ func (x *BarrierRequest) String() string {
 func (*BarrierRequest) ProtoMessage() {}
 
 func (x *BarrierRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[29]
+	mi := &file_openfam_v1_fam_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1869,7 +2069,7 @@ func (x *BarrierRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BarrierRequest.ProtoReflect.Descriptor instead.
 func (*BarrierRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{29}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *BarrierRequest) GetJob() string {
@@ -1912,7 +2112,7 @@ type JoinRequest struct {
 
 func (x *JoinRequest) Reset() {
 	*x = JoinRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[30]
+	mi := &file_openfam_v1_fam_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2124,7 @@ func (x *JoinRequest) String() string {
 func (*JoinRequest) ProtoMessage() {}
 
 func (x *JoinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[30]
+	mi := &file_openfam_v1_fam_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2137,7 @@ func (x *JoinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
 func (*JoinRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{30}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JoinRequest) GetUuid() string {
@@ -2013,7 +2213,7 @@ type JoinReply struct {
 
 func (x *JoinReply) Reset() {
 	*x = JoinReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[31]
+	mi := &file_openfam_v1_fam_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2225,7 @@ func (x *JoinReply) String() string {
 func (*JoinReply) ProtoMessage() {}
 
 func (x *JoinReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[31]
+	mi := &file_openfam_v1_fam_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2238,7 @@ func (x *JoinReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinReply.ProtoReflect.Descriptor instead.
 func (*JoinReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{31}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JoinReply) GetErr() *FamError {
@@ -2068,15 +2268,23 @@ type ServerInfo struct {
 	Bytes     uint64 `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`         // bytes of those segments
 	// The server's data-plane provider and fabric address, as it joined
 	// (JoinRequest.provider, fabric_addr).
-	Provider      string `protobuf:"bytes,9,opt,name=provider,proto3" json:"provider,omitempty"`
-	FabricAddr    []byte `protobuf:"bytes,10,opt,name=fabric_addr,json=fabricAddr,proto3" json:"fabric_addr,omitempty"`
+	Provider   string `protobuf:"bytes,9,opt,name=provider,proto3" json:"provider,omitempty"`
+	FabricAddr []byte `protobuf:"bytes,10,opt,name=fabric_addr,json=fabricAddr,proto3" json:"fabric_addr,omitempty"`
+	// Membership (issue 16), filled whether or not the request probes.
+	State         ServerState `protobuf:"varint,30,opt,name=state,proto3,enum=openfam.v1.ServerState" json:"state,omitempty"`
+	RebuildDone   uint64      `protobuf:"varint,31,opt,name=rebuild_done,json=rebuildDone,proto3" json:"rebuild_done,omitempty"`      // bytes rebuilt so far (state rebuilding)
+	RebuildTotal  uint64      `protobuf:"varint,32,opt,name=rebuild_total,json=rebuildTotal,proto3" json:"rebuild_total,omitempty"`   // bytes to rebuild (state rebuilding)
+	StateSinceNs  int64       `protobuf:"varint,33,opt,name=state_since_ns,json=stateSinceNs,proto3" json:"state_since_ns,omitempty"` // unix nanoseconds of the last transition
+	FailedProbes  uint32      `protobuf:"varint,34,opt,name=failed_probes,json=failedProbes,proto3" json:"failed_probes,omitempty"`   // consecutive failed health probes
+	LastError     string      `protobuf:"bytes,35,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`             // the last failed probe's or report's error
+	StaleRegions  uint32      `protobuf:"varint,36,opt,name=stale_regions,json=staleRegions,proto3" json:"stale_regions,omitempty"`   // redundant regions whose copy here is not current
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServerInfo) Reset() {
 	*x = ServerInfo{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[32]
+	mi := &file_openfam_v1_fam_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2088,7 +2296,7 @@ func (x *ServerInfo) String() string {
 func (*ServerInfo) ProtoMessage() {}
 
 func (x *ServerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[32]
+	mi := &file_openfam_v1_fam_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2101,7 +2309,7 @@ func (x *ServerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerInfo.ProtoReflect.Descriptor instead.
 func (*ServerInfo) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{32}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ServerInfo) GetId() uint64 {
@@ -2174,6 +2382,55 @@ func (x *ServerInfo) GetFabricAddr() []byte {
 	return nil
 }
 
+func (x *ServerInfo) GetState() ServerState {
+	if x != nil {
+		return x.State
+	}
+	return ServerState_SERVER_UP
+}
+
+func (x *ServerInfo) GetRebuildDone() uint64 {
+	if x != nil {
+		return x.RebuildDone
+	}
+	return 0
+}
+
+func (x *ServerInfo) GetRebuildTotal() uint64 {
+	if x != nil {
+		return x.RebuildTotal
+	}
+	return 0
+}
+
+func (x *ServerInfo) GetStateSinceNs() int64 {
+	if x != nil {
+		return x.StateSinceNs
+	}
+	return 0
+}
+
+func (x *ServerInfo) GetFailedProbes() uint32 {
+	if x != nil {
+		return x.FailedProbes
+	}
+	return 0
+}
+
+func (x *ServerInfo) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *ServerInfo) GetStaleRegions() uint32 {
+	if x != nil {
+		return x.StaleRegions
+	}
+	return 0
+}
+
 type ServersRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Ask every memory server for its usage (reachable, segments, bytes);
@@ -2185,7 +2442,7 @@ type ServersRequest struct {
 
 func (x *ServersRequest) Reset() {
 	*x = ServersRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[33]
+	mi := &file_openfam_v1_fam_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2197,7 +2454,7 @@ func (x *ServersRequest) String() string {
 func (*ServersRequest) ProtoMessage() {}
 
 func (x *ServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[33]
+	mi := &file_openfam_v1_fam_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2210,7 +2467,7 @@ func (x *ServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServersRequest.ProtoReflect.Descriptor instead.
 func (*ServersRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{33}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ServersRequest) GetProbe() bool {
@@ -2231,7 +2488,7 @@ type ServersReply struct {
 
 func (x *ServersReply) Reset() {
 	*x = ServersReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[34]
+	mi := &file_openfam_v1_fam_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2243,7 +2500,7 @@ func (x *ServersReply) String() string {
 func (*ServersReply) ProtoMessage() {}
 
 func (x *ServersReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[34]
+	mi := &file_openfam_v1_fam_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2256,7 +2513,7 @@ func (x *ServersReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServersReply.ProtoReflect.Descriptor instead.
 func (*ServersReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{34}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ServersReply) GetErr() *FamError {
@@ -2308,7 +2565,7 @@ type Segment struct {
 
 func (x *Segment) Reset() {
 	*x = Segment{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[35]
+	mi := &file_openfam_v1_fam_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2577,7 @@ func (x *Segment) String() string {
 func (*Segment) ProtoMessage() {}
 
 func (x *Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[35]
+	mi := &file_openfam_v1_fam_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2590,7 @@ func (x *Segment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Segment.ProtoReflect.Descriptor instead.
 func (*Segment) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{35}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Segment) GetRegionId() uint64 {
@@ -2426,7 +2683,7 @@ type PeerInfo struct {
 
 func (x *PeerInfo) Reset() {
 	*x = PeerInfo{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[36]
+	mi := &file_openfam_v1_fam_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2695,7 @@ func (x *PeerInfo) String() string {
 func (*PeerInfo) ProtoMessage() {}
 
 func (x *PeerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[36]
+	mi := &file_openfam_v1_fam_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2708,7 @@ func (x *PeerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeerInfo.ProtoReflect.Descriptor instead.
 func (*PeerInfo) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{36}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PeerInfo) GetId() uint64 {
@@ -2495,7 +2752,7 @@ type RebuildRequest struct {
 
 func (x *RebuildRequest) Reset() {
 	*x = RebuildRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[37]
+	mi := &file_openfam_v1_fam_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2507,7 +2764,7 @@ func (x *RebuildRequest) String() string {
 func (*RebuildRequest) ProtoMessage() {}
 
 func (x *RebuildRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[37]
+	mi := &file_openfam_v1_fam_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2520,7 +2777,7 @@ func (x *RebuildRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildRequest.ProtoReflect.Descriptor instead.
 func (*RebuildRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{37}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RebuildRequest) GetSegment() *Segment {
@@ -2538,7 +2795,7 @@ type RebuildStatusRequest struct {
 
 func (x *RebuildStatusRequest) Reset() {
 	*x = RebuildStatusRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[38]
+	mi := &file_openfam_v1_fam_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2550,7 +2807,7 @@ func (x *RebuildStatusRequest) String() string {
 func (*RebuildStatusRequest) ProtoMessage() {}
 
 func (x *RebuildStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[38]
+	mi := &file_openfam_v1_fam_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2563,7 +2820,7 @@ func (x *RebuildStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildStatusRequest.ProtoReflect.Descriptor instead.
 func (*RebuildStatusRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{38}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{39}
 }
 
 type RebuildProgress struct {
@@ -2582,7 +2839,7 @@ type RebuildProgress struct {
 
 func (x *RebuildProgress) Reset() {
 	*x = RebuildProgress{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[39]
+	mi := &file_openfam_v1_fam_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2594,7 +2851,7 @@ func (x *RebuildProgress) String() string {
 func (*RebuildProgress) ProtoMessage() {}
 
 func (x *RebuildProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[39]
+	mi := &file_openfam_v1_fam_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2607,7 +2864,7 @@ func (x *RebuildProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildProgress.ProtoReflect.Descriptor instead.
 func (*RebuildProgress) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{39}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RebuildProgress) GetRegionId() uint64 {
@@ -2676,7 +2933,7 @@ type RebuildStatusReply struct {
 
 func (x *RebuildStatusReply) Reset() {
 	*x = RebuildStatusReply{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[40]
+	mi := &file_openfam_v1_fam_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2688,7 +2945,7 @@ func (x *RebuildStatusReply) String() string {
 func (*RebuildStatusReply) ProtoMessage() {}
 
 func (x *RebuildStatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[40]
+	mi := &file_openfam_v1_fam_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2701,7 +2958,7 @@ func (x *RebuildStatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildStatusReply.ProtoReflect.Descriptor instead.
 func (*RebuildStatusReply) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{40}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RebuildStatusReply) GetErr() *FamError {
@@ -2727,7 +2984,7 @@ type SegmentRequest struct {
 
 func (x *SegmentRequest) Reset() {
 	*x = SegmentRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[41]
+	mi := &file_openfam_v1_fam_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2739,7 +2996,7 @@ func (x *SegmentRequest) String() string {
 func (*SegmentRequest) ProtoMessage() {}
 
 func (x *SegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[41]
+	mi := &file_openfam_v1_fam_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2752,7 +3009,7 @@ func (x *SegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentRequest.ProtoReflect.Descriptor instead.
 func (*SegmentRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{41}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SegmentRequest) GetSegment() *Segment {
@@ -2773,7 +3030,7 @@ type ZeroRequest struct {
 
 func (x *ZeroRequest) Reset() {
 	*x = ZeroRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[42]
+	mi := &file_openfam_v1_fam_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2785,7 +3042,7 @@ func (x *ZeroRequest) String() string {
 func (*ZeroRequest) ProtoMessage() {}
 
 func (x *ZeroRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[42]
+	mi := &file_openfam_v1_fam_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2798,7 +3055,7 @@ func (x *ZeroRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ZeroRequest.ProtoReflect.Descriptor instead.
 func (*ZeroRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{42}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ZeroRequest) GetSegment() *Segment {
@@ -2847,7 +3104,7 @@ type GrantRequest struct {
 
 func (x *GrantRequest) Reset() {
 	*x = GrantRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[43]
+	mi := &file_openfam_v1_fam_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2859,7 +3116,7 @@ func (x *GrantRequest) String() string {
 func (*GrantRequest) ProtoMessage() {}
 
 func (x *GrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[43]
+	mi := &file_openfam_v1_fam_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2872,7 +3129,7 @@ func (x *GrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantRequest.ProtoReflect.Descriptor instead.
 func (*GrantRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{43}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GrantRequest) GetSegment() *Segment {
@@ -2954,7 +3211,7 @@ type RevokeRequest struct {
 
 func (x *RevokeRequest) Reset() {
 	*x = RevokeRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[44]
+	mi := &file_openfam_v1_fam_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2966,7 +3223,7 @@ func (x *RevokeRequest) String() string {
 func (*RevokeRequest) ProtoMessage() {}
 
 func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[44]
+	mi := &file_openfam_v1_fam_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2979,7 +3236,7 @@ func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{44}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RevokeRequest) GetKeys() [][]byte {
@@ -2997,7 +3254,7 @@ type SessionRequest struct {
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[45]
+	mi := &file_openfam_v1_fam_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3009,7 +3266,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[45]
+	mi := &file_openfam_v1_fam_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3022,7 +3279,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{45}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{46}
 }
 
 type SessionEvent struct {
@@ -3034,14 +3291,20 @@ type SessionEvent struct {
 	// may arrive late; the client accepts the resolved item only if its
 	// incarnation (ItemInfo.incarnation) is the handle's, else the handle's
 	// item is gone and only the handles of that incarnation are released.
-	Revoked       []byte `protobuf:"bytes,2,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	Revoked []byte `protobuf:"bytes,2,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	// A memory server's state changed (issue 16), or, in the events after
+	// the first, the state of every memory server when the session opened:
+	// clients route around servers famd declared down, so all PEs agree.
+	// server_id 0: this event carries no server state.
+	ServerId      uint64      `protobuf:"varint,30,opt,name=server_id,json=serverId,proto3" json:"server_id,omitempty"`
+	ServerState   ServerState `protobuf:"varint,31,opt,name=server_state,json=serverState,proto3,enum=openfam.v1.ServerState" json:"server_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionEvent) Reset() {
 	*x = SessionEvent{}
-	mi := &file_openfam_v1_fam_proto_msgTypes[46]
+	mi := &file_openfam_v1_fam_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3053,7 +3316,7 @@ func (x *SessionEvent) String() string {
 func (*SessionEvent) ProtoMessage() {}
 
 func (x *SessionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_openfam_v1_fam_proto_msgTypes[46]
+	mi := &file_openfam_v1_fam_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3066,7 +3329,7 @@ func (x *SessionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvent.ProtoReflect.Descriptor instead.
 func (*SessionEvent) Descriptor() ([]byte, []int) {
-	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{46}
+	return file_openfam_v1_fam_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SessionEvent) GetSession() uint64 {
@@ -3081,6 +3344,20 @@ func (x *SessionEvent) GetRevoked() []byte {
 		return x.Revoked
 	}
 	return nil
+}
+
+func (x *SessionEvent) GetServerId() uint64 {
+	if x != nil {
+		return x.ServerId
+	}
+	return 0
+}
+
+func (x *SessionEvent) GetServerState() ServerState {
+	if x != nil {
+		return x.ServerState
+	}
+	return ServerState_SERVER_UP
 }
 
 var File_openfam_v1_fam_proto protoreflect.FileDescriptor
@@ -3105,7 +3382,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"interleave\x18\x03 \x01(\rR\n" +
 	"interleave\x12\x1d\n" +
 	"\n" +
-	"perm_level\x18\x04 \x01(\rR\tpermLevel\"\xff\x01\n" +
+	"perm_level\x18\x04 \x01(\rR\tpermLevel\"\xba\x03\n" +
 	"\n" +
 	"RegionInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -3118,7 +3395,15 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\x0finterleave_size\x18\b \x01(\x04R\x0einterleaveSize\x12\x18\n" +
 	"\aservers\x18\t \x03(\x04R\aservers\x12\x12\n" +
 	"\x04used\x18\n" +
-	" \x01(\x04R\x04used\"\xef\x02\n" +
+	" \x01(\x04R\x04used\x12L\n" +
+	"\x10redundancy_state\x18\x1e \x01(\x0e2!.openfam.v1.RegionRedundancyStateR\x0fredundancyState\x12#\n" +
+	"\rstale_servers\x18\x1f \x03(\x04R\fstaleServers\x12!\n" +
+	"\frebuild_done\x18  \x01(\x04R\vrebuildDone\x12#\n" +
+	"\rrebuild_total\x18! \x01(\x04R\frebuildTotal\"k\n" +
+	"\x13ReportServerRequest\x12\x1b\n" +
+	"\tserver_id\x18\x01 \x01(\x04R\bserverId\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\x12!\n" +
+	"\fwrote_around\x18\x03 \x01(\bR\vwroteAround\"\xef\x02\n" +
 	"\bItemInfo\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
@@ -3247,7 +3532,7 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"fabricAddr\"P\n" +
 	"\tJoinReply\x12&\n" +
 	"\x03err\x18\x01 \x01(\v2\x14.openfam.v1.FamErrorR\x03err\x12\x1b\n" +
-	"\tserver_id\x18\x02 \x01(\x04R\bserverId\"\x97\x02\n" +
+	"\tserver_id\x18\x02 \x01(\x04R\bserverId\"\x9d\x04\n" +
 	"\n" +
 	"ServerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x19\n" +
@@ -3261,7 +3546,15 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\bprovider\x18\t \x01(\tR\bprovider\x12\x1f\n" +
 	"\vfabric_addr\x18\n" +
 	" \x01(\fR\n" +
-	"fabricAddr\"&\n" +
+	"fabricAddr\x12-\n" +
+	"\x05state\x18\x1e \x01(\x0e2\x17.openfam.v1.ServerStateR\x05state\x12!\n" +
+	"\frebuild_done\x18\x1f \x01(\x04R\vrebuildDone\x12#\n" +
+	"\rrebuild_total\x18  \x01(\x04R\frebuildTotal\x12$\n" +
+	"\x0estate_since_ns\x18! \x01(\x03R\fstateSinceNs\x12#\n" +
+	"\rfailed_probes\x18\" \x01(\rR\ffailedProbes\x12\x1d\n" +
+	"\n" +
+	"last_error\x18# \x01(\tR\tlastError\x12#\n" +
+	"\rstale_regions\x18$ \x01(\rR\fstaleRegions\"&\n" +
 	"\x0eServersRequest\x12\x14\n" +
 	"\x05probe\x18\x01 \x01(\bR\x05probe\"\x91\x01\n" +
 	"\fServersReply\x12&\n" +
@@ -3329,10 +3622,21 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"share_ends\x18\x17 \x03(\x04R\tshareEnds\"#\n" +
 	"\rRevokeRequest\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\fR\x04keys\"\x10\n" +
-	"\x0eSessionRequest\"B\n" +
+	"\x0eSessionRequest\"\x9b\x01\n" +
 	"\fSessionEvent\x12\x18\n" +
 	"\asession\x18\x01 \x01(\x04R\asession\x12\x18\n" +
-	"\arevoked\x18\x02 \x01(\fR\arevoked2\xb4\r\n" +
+	"\arevoked\x18\x02 \x01(\fR\arevoked\x12\x1b\n" +
+	"\tserver_id\x18\x1e \x01(\x04R\bserverId\x12:\n" +
+	"\fserver_state\x18\x1f \x01(\x0e2\x17.openfam.v1.ServerStateR\vserverState*X\n" +
+	"\vServerState\x12\r\n" +
+	"\tSERVER_UP\x10\x00\x12\x12\n" +
+	"\x0eSERVER_SUSPECT\x10\x01\x12\x0f\n" +
+	"\vSERVER_DOWN\x10\x02\x12\x15\n" +
+	"\x11SERVER_REBUILDING\x10\x03*s\n" +
+	"\x15RegionRedundancyState\x12\x18\n" +
+	"\x14REGION_REDUNDANCY_OK\x10\x00\x12\x1e\n" +
+	"\x1aREGION_REDUNDANCY_DEGRADED\x10\x01\x12 \n" +
+	"\x1cREGION_REDUNDANCY_REBUILDING\x10\x022\xf8\r\n" +
 	"\x03Fam\x126\n" +
 	"\x04Info\x12\x17.openfam.v1.InfoRequest\x1a\x15.openfam.v1.InfoReply\x12H\n" +
 	"\fCreateRegion\x12\x1f.openfam.v1.CreateRegionRequest\x1a\x17.openfam.v1.RegionReply\x12H\n" +
@@ -3362,7 +3666,8 @@ const file_openfam_v1_fam_proto_rawDesc = "" +
 	"\aBarrier\x12\x1a.openfam.v1.BarrierRequest\x1a\x11.openfam.v1.Reply\x126\n" +
 	"\x04Join\x12\x17.openfam.v1.JoinRequest\x1a\x15.openfam.v1.JoinReply\x12?\n" +
 	"\aServers\x12\x1a.openfam.v1.ServersRequest\x1a\x18.openfam.v1.ServersReply\x12A\n" +
-	"\aSession\x12\x1a.openfam.v1.SessionRequest\x1a\x18.openfam.v1.SessionEvent0\x012\xdf\x03\n" +
+	"\aSession\x12\x1a.openfam.v1.SessionRequest\x1a\x18.openfam.v1.SessionEvent0\x01\x12B\n" +
+	"\fReportServer\x12\x1f.openfam.v1.ReportServerRequest\x1a\x11.openfam.v1.Reply2\xdf\x03\n" +
 	"\x06Memory\x126\n" +
 	"\x04Info\x12\x17.openfam.v1.InfoRequest\x1a\x15.openfam.v1.InfoReply\x127\n" +
 	"\x06Ensure\x12\x1a.openfam.v1.SegmentRequest\x1a\x11.openfam.v1.Reply\x125\n" +
@@ -3385,153 +3690,162 @@ func file_openfam_v1_fam_proto_rawDescGZIP() []byte {
 	return file_openfam_v1_fam_proto_rawDescData
 }
 
-var file_openfam_v1_fam_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_openfam_v1_fam_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_openfam_v1_fam_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_openfam_v1_fam_proto_goTypes = []any{
-	(*FamError)(nil),                       // 0: openfam.v1.FamError
-	(*Reply)(nil),                          // 1: openfam.v1.Reply
-	(*RegionAttr)(nil),                     // 2: openfam.v1.RegionAttr
-	(*RegionInfo)(nil),                     // 3: openfam.v1.RegionInfo
-	(*ItemInfo)(nil),                       // 4: openfam.v1.ItemInfo
-	(*InfoRequest)(nil),                    // 5: openfam.v1.InfoRequest
-	(*InfoReply)(nil),                      // 6: openfam.v1.InfoReply
-	(*CreateRegionRequest)(nil),            // 7: openfam.v1.CreateRegionRequest
-	(*LookupRegionRequest)(nil),            // 8: openfam.v1.LookupRegionRequest
-	(*RegionByIDRequest)(nil),              // 9: openfam.v1.RegionByIDRequest
-	(*RegionReply)(nil),                    // 10: openfam.v1.RegionReply
-	(*ResizeRegionRequest)(nil),            // 11: openfam.v1.ResizeRegionRequest
-	(*ChangeRegionPermissionsRequest)(nil), // 12: openfam.v1.ChangeRegionPermissionsRequest
-	(*ListRegionsRequest)(nil),             // 13: openfam.v1.ListRegionsRequest
-	(*ListRegionsReply)(nil),               // 14: openfam.v1.ListRegionsReply
-	(*AllocateRequest)(nil),                // 15: openfam.v1.AllocateRequest
-	(*LookupRequest)(nil),                  // 16: openfam.v1.LookupRequest
-	(*ItemAtRequest)(nil),                  // 17: openfam.v1.ItemAtRequest
-	(*KeyRequest)(nil),                     // 18: openfam.v1.KeyRequest
-	(*ItemReply)(nil),                      // 19: openfam.v1.ItemReply
-	(*ChangeItemPermissionsRequest)(nil),   // 20: openfam.v1.ChangeItemPermissionsRequest
-	(*ListItemsRequest)(nil),               // 21: openfam.v1.ListItemsRequest
-	(*ListItemsReply)(nil),                 // 22: openfam.v1.ListItemsReply
-	(*CopyRequest)(nil),                    // 23: openfam.v1.CopyRequest
-	(*BackupRequest)(nil),                  // 24: openfam.v1.BackupRequest
-	(*RestoreRequest)(nil),                 // 25: openfam.v1.RestoreRequest
-	(*RestoreNewRequest)(nil),              // 26: openfam.v1.RestoreNewRequest
-	(*BackupNameRequest)(nil),              // 27: openfam.v1.BackupNameRequest
-	(*ListBackupsReply)(nil),               // 28: openfam.v1.ListBackupsReply
-	(*BarrierRequest)(nil),                 // 29: openfam.v1.BarrierRequest
-	(*JoinRequest)(nil),                    // 30: openfam.v1.JoinRequest
-	(*JoinReply)(nil),                      // 31: openfam.v1.JoinReply
-	(*ServerInfo)(nil),                     // 32: openfam.v1.ServerInfo
-	(*ServersRequest)(nil),                 // 33: openfam.v1.ServersRequest
-	(*ServersReply)(nil),                   // 34: openfam.v1.ServersReply
-	(*Segment)(nil),                        // 35: openfam.v1.Segment
-	(*PeerInfo)(nil),                       // 36: openfam.v1.PeerInfo
-	(*RebuildRequest)(nil),                 // 37: openfam.v1.RebuildRequest
-	(*RebuildStatusRequest)(nil),           // 38: openfam.v1.RebuildStatusRequest
-	(*RebuildProgress)(nil),                // 39: openfam.v1.RebuildProgress
-	(*RebuildStatusReply)(nil),             // 40: openfam.v1.RebuildStatusReply
-	(*SegmentRequest)(nil),                 // 41: openfam.v1.SegmentRequest
-	(*ZeroRequest)(nil),                    // 42: openfam.v1.ZeroRequest
-	(*GrantRequest)(nil),                   // 43: openfam.v1.GrantRequest
-	(*RevokeRequest)(nil),                  // 44: openfam.v1.RevokeRequest
-	(*SessionRequest)(nil),                 // 45: openfam.v1.SessionRequest
-	(*SessionEvent)(nil),                   // 46: openfam.v1.SessionEvent
+	(ServerState)(0),                       // 0: openfam.v1.ServerState
+	(RegionRedundancyState)(0),             // 1: openfam.v1.RegionRedundancyState
+	(*FamError)(nil),                       // 2: openfam.v1.FamError
+	(*Reply)(nil),                          // 3: openfam.v1.Reply
+	(*RegionAttr)(nil),                     // 4: openfam.v1.RegionAttr
+	(*RegionInfo)(nil),                     // 5: openfam.v1.RegionInfo
+	(*ReportServerRequest)(nil),            // 6: openfam.v1.ReportServerRequest
+	(*ItemInfo)(nil),                       // 7: openfam.v1.ItemInfo
+	(*InfoRequest)(nil),                    // 8: openfam.v1.InfoRequest
+	(*InfoReply)(nil),                      // 9: openfam.v1.InfoReply
+	(*CreateRegionRequest)(nil),            // 10: openfam.v1.CreateRegionRequest
+	(*LookupRegionRequest)(nil),            // 11: openfam.v1.LookupRegionRequest
+	(*RegionByIDRequest)(nil),              // 12: openfam.v1.RegionByIDRequest
+	(*RegionReply)(nil),                    // 13: openfam.v1.RegionReply
+	(*ResizeRegionRequest)(nil),            // 14: openfam.v1.ResizeRegionRequest
+	(*ChangeRegionPermissionsRequest)(nil), // 15: openfam.v1.ChangeRegionPermissionsRequest
+	(*ListRegionsRequest)(nil),             // 16: openfam.v1.ListRegionsRequest
+	(*ListRegionsReply)(nil),               // 17: openfam.v1.ListRegionsReply
+	(*AllocateRequest)(nil),                // 18: openfam.v1.AllocateRequest
+	(*LookupRequest)(nil),                  // 19: openfam.v1.LookupRequest
+	(*ItemAtRequest)(nil),                  // 20: openfam.v1.ItemAtRequest
+	(*KeyRequest)(nil),                     // 21: openfam.v1.KeyRequest
+	(*ItemReply)(nil),                      // 22: openfam.v1.ItemReply
+	(*ChangeItemPermissionsRequest)(nil),   // 23: openfam.v1.ChangeItemPermissionsRequest
+	(*ListItemsRequest)(nil),               // 24: openfam.v1.ListItemsRequest
+	(*ListItemsReply)(nil),                 // 25: openfam.v1.ListItemsReply
+	(*CopyRequest)(nil),                    // 26: openfam.v1.CopyRequest
+	(*BackupRequest)(nil),                  // 27: openfam.v1.BackupRequest
+	(*RestoreRequest)(nil),                 // 28: openfam.v1.RestoreRequest
+	(*RestoreNewRequest)(nil),              // 29: openfam.v1.RestoreNewRequest
+	(*BackupNameRequest)(nil),              // 30: openfam.v1.BackupNameRequest
+	(*ListBackupsReply)(nil),               // 31: openfam.v1.ListBackupsReply
+	(*BarrierRequest)(nil),                 // 32: openfam.v1.BarrierRequest
+	(*JoinRequest)(nil),                    // 33: openfam.v1.JoinRequest
+	(*JoinReply)(nil),                      // 34: openfam.v1.JoinReply
+	(*ServerInfo)(nil),                     // 35: openfam.v1.ServerInfo
+	(*ServersRequest)(nil),                 // 36: openfam.v1.ServersRequest
+	(*ServersReply)(nil),                   // 37: openfam.v1.ServersReply
+	(*Segment)(nil),                        // 38: openfam.v1.Segment
+	(*PeerInfo)(nil),                       // 39: openfam.v1.PeerInfo
+	(*RebuildRequest)(nil),                 // 40: openfam.v1.RebuildRequest
+	(*RebuildStatusRequest)(nil),           // 41: openfam.v1.RebuildStatusRequest
+	(*RebuildProgress)(nil),                // 42: openfam.v1.RebuildProgress
+	(*RebuildStatusReply)(nil),             // 43: openfam.v1.RebuildStatusReply
+	(*SegmentRequest)(nil),                 // 44: openfam.v1.SegmentRequest
+	(*ZeroRequest)(nil),                    // 45: openfam.v1.ZeroRequest
+	(*GrantRequest)(nil),                   // 46: openfam.v1.GrantRequest
+	(*RevokeRequest)(nil),                  // 47: openfam.v1.RevokeRequest
+	(*SessionRequest)(nil),                 // 48: openfam.v1.SessionRequest
+	(*SessionEvent)(nil),                   // 49: openfam.v1.SessionEvent
 }
 var file_openfam_v1_fam_proto_depIdxs = []int32{
-	0,  // 0: openfam.v1.Reply.err:type_name -> openfam.v1.FamError
-	2,  // 1: openfam.v1.RegionInfo.attr:type_name -> openfam.v1.RegionAttr
-	0,  // 2: openfam.v1.InfoReply.err:type_name -> openfam.v1.FamError
-	2,  // 3: openfam.v1.CreateRegionRequest.attr:type_name -> openfam.v1.RegionAttr
-	0,  // 4: openfam.v1.RegionReply.err:type_name -> openfam.v1.FamError
-	3,  // 5: openfam.v1.RegionReply.region:type_name -> openfam.v1.RegionInfo
-	0,  // 6: openfam.v1.ListRegionsReply.err:type_name -> openfam.v1.FamError
-	3,  // 7: openfam.v1.ListRegionsReply.regions:type_name -> openfam.v1.RegionInfo
-	0,  // 8: openfam.v1.ItemReply.err:type_name -> openfam.v1.FamError
-	4,  // 9: openfam.v1.ItemReply.item:type_name -> openfam.v1.ItemInfo
-	0,  // 10: openfam.v1.ListItemsReply.err:type_name -> openfam.v1.FamError
-	4,  // 11: openfam.v1.ListItemsReply.items:type_name -> openfam.v1.ItemInfo
-	0,  // 12: openfam.v1.ListBackupsReply.err:type_name -> openfam.v1.FamError
-	0,  // 13: openfam.v1.JoinReply.err:type_name -> openfam.v1.FamError
-	0,  // 14: openfam.v1.ServersReply.err:type_name -> openfam.v1.FamError
-	32, // 15: openfam.v1.ServersReply.servers:type_name -> openfam.v1.ServerInfo
-	36, // 16: openfam.v1.Segment.peers:type_name -> openfam.v1.PeerInfo
-	35, // 17: openfam.v1.RebuildRequest.segment:type_name -> openfam.v1.Segment
-	0,  // 18: openfam.v1.RebuildStatusReply.err:type_name -> openfam.v1.FamError
-	39, // 19: openfam.v1.RebuildStatusReply.rebuilds:type_name -> openfam.v1.RebuildProgress
-	35, // 20: openfam.v1.SegmentRequest.segment:type_name -> openfam.v1.Segment
-	35, // 21: openfam.v1.ZeroRequest.segment:type_name -> openfam.v1.Segment
-	35, // 22: openfam.v1.GrantRequest.segment:type_name -> openfam.v1.Segment
-	5,  // 23: openfam.v1.Fam.Info:input_type -> openfam.v1.InfoRequest
-	7,  // 24: openfam.v1.Fam.CreateRegion:input_type -> openfam.v1.CreateRegionRequest
-	8,  // 25: openfam.v1.Fam.LookupRegion:input_type -> openfam.v1.LookupRegionRequest
-	9,  // 26: openfam.v1.Fam.RegionByID:input_type -> openfam.v1.RegionByIDRequest
-	9,  // 27: openfam.v1.Fam.DestroyRegion:input_type -> openfam.v1.RegionByIDRequest
-	11, // 28: openfam.v1.Fam.ResizeRegion:input_type -> openfam.v1.ResizeRegionRequest
-	12, // 29: openfam.v1.Fam.ChangeRegionPermissions:input_type -> openfam.v1.ChangeRegionPermissionsRequest
-	13, // 30: openfam.v1.Fam.ListRegions:input_type -> openfam.v1.ListRegionsRequest
-	15, // 31: openfam.v1.Fam.Allocate:input_type -> openfam.v1.AllocateRequest
-	16, // 32: openfam.v1.Fam.Lookup:input_type -> openfam.v1.LookupRequest
-	17, // 33: openfam.v1.Fam.ItemAt:input_type -> openfam.v1.ItemAtRequest
-	18, // 34: openfam.v1.Fam.CloseItem:input_type -> openfam.v1.KeyRequest
-	18, // 35: openfam.v1.Fam.Deallocate:input_type -> openfam.v1.KeyRequest
-	20, // 36: openfam.v1.Fam.ChangeItemPermissions:input_type -> openfam.v1.ChangeItemPermissionsRequest
-	18, // 37: openfam.v1.Fam.StatItem:input_type -> openfam.v1.KeyRequest
-	21, // 38: openfam.v1.Fam.ListItems:input_type -> openfam.v1.ListItemsRequest
-	23, // 39: openfam.v1.Fam.Copy:input_type -> openfam.v1.CopyRequest
-	24, // 40: openfam.v1.Fam.Backup:input_type -> openfam.v1.BackupRequest
-	25, // 41: openfam.v1.Fam.Restore:input_type -> openfam.v1.RestoreRequest
-	26, // 42: openfam.v1.Fam.RestoreNew:input_type -> openfam.v1.RestoreNewRequest
-	27, // 43: openfam.v1.Fam.DeleteBackup:input_type -> openfam.v1.BackupNameRequest
-	27, // 44: openfam.v1.Fam.ListBackups:input_type -> openfam.v1.BackupNameRequest
-	29, // 45: openfam.v1.Fam.Barrier:input_type -> openfam.v1.BarrierRequest
-	30, // 46: openfam.v1.Fam.Join:input_type -> openfam.v1.JoinRequest
-	33, // 47: openfam.v1.Fam.Servers:input_type -> openfam.v1.ServersRequest
-	45, // 48: openfam.v1.Fam.Session:input_type -> openfam.v1.SessionRequest
-	5,  // 49: openfam.v1.Memory.Info:input_type -> openfam.v1.InfoRequest
-	41, // 50: openfam.v1.Memory.Ensure:input_type -> openfam.v1.SegmentRequest
-	41, // 51: openfam.v1.Memory.Drop:input_type -> openfam.v1.SegmentRequest
-	42, // 52: openfam.v1.Memory.Zero:input_type -> openfam.v1.ZeroRequest
-	43, // 53: openfam.v1.Memory.Grant:input_type -> openfam.v1.GrantRequest
-	44, // 54: openfam.v1.Memory.Revoke:input_type -> openfam.v1.RevokeRequest
-	37, // 55: openfam.v1.Memory.Rebuild:input_type -> openfam.v1.RebuildRequest
-	38, // 56: openfam.v1.Memory.RebuildStatus:input_type -> openfam.v1.RebuildStatusRequest
-	6,  // 57: openfam.v1.Fam.Info:output_type -> openfam.v1.InfoReply
-	10, // 58: openfam.v1.Fam.CreateRegion:output_type -> openfam.v1.RegionReply
-	10, // 59: openfam.v1.Fam.LookupRegion:output_type -> openfam.v1.RegionReply
-	10, // 60: openfam.v1.Fam.RegionByID:output_type -> openfam.v1.RegionReply
-	1,  // 61: openfam.v1.Fam.DestroyRegion:output_type -> openfam.v1.Reply
-	1,  // 62: openfam.v1.Fam.ResizeRegion:output_type -> openfam.v1.Reply
-	1,  // 63: openfam.v1.Fam.ChangeRegionPermissions:output_type -> openfam.v1.Reply
-	14, // 64: openfam.v1.Fam.ListRegions:output_type -> openfam.v1.ListRegionsReply
-	19, // 65: openfam.v1.Fam.Allocate:output_type -> openfam.v1.ItemReply
-	19, // 66: openfam.v1.Fam.Lookup:output_type -> openfam.v1.ItemReply
-	19, // 67: openfam.v1.Fam.ItemAt:output_type -> openfam.v1.ItemReply
-	1,  // 68: openfam.v1.Fam.CloseItem:output_type -> openfam.v1.Reply
-	1,  // 69: openfam.v1.Fam.Deallocate:output_type -> openfam.v1.Reply
-	1,  // 70: openfam.v1.Fam.ChangeItemPermissions:output_type -> openfam.v1.Reply
-	19, // 71: openfam.v1.Fam.StatItem:output_type -> openfam.v1.ItemReply
-	22, // 72: openfam.v1.Fam.ListItems:output_type -> openfam.v1.ListItemsReply
-	1,  // 73: openfam.v1.Fam.Copy:output_type -> openfam.v1.Reply
-	1,  // 74: openfam.v1.Fam.Backup:output_type -> openfam.v1.Reply
-	1,  // 75: openfam.v1.Fam.Restore:output_type -> openfam.v1.Reply
-	19, // 76: openfam.v1.Fam.RestoreNew:output_type -> openfam.v1.ItemReply
-	1,  // 77: openfam.v1.Fam.DeleteBackup:output_type -> openfam.v1.Reply
-	28, // 78: openfam.v1.Fam.ListBackups:output_type -> openfam.v1.ListBackupsReply
-	1,  // 79: openfam.v1.Fam.Barrier:output_type -> openfam.v1.Reply
-	31, // 80: openfam.v1.Fam.Join:output_type -> openfam.v1.JoinReply
-	34, // 81: openfam.v1.Fam.Servers:output_type -> openfam.v1.ServersReply
-	46, // 82: openfam.v1.Fam.Session:output_type -> openfam.v1.SessionEvent
-	6,  // 83: openfam.v1.Memory.Info:output_type -> openfam.v1.InfoReply
-	1,  // 84: openfam.v1.Memory.Ensure:output_type -> openfam.v1.Reply
-	1,  // 85: openfam.v1.Memory.Drop:output_type -> openfam.v1.Reply
-	1,  // 86: openfam.v1.Memory.Zero:output_type -> openfam.v1.Reply
-	1,  // 87: openfam.v1.Memory.Grant:output_type -> openfam.v1.Reply
-	1,  // 88: openfam.v1.Memory.Revoke:output_type -> openfam.v1.Reply
-	1,  // 89: openfam.v1.Memory.Rebuild:output_type -> openfam.v1.Reply
-	40, // 90: openfam.v1.Memory.RebuildStatus:output_type -> openfam.v1.RebuildStatusReply
-	57, // [57:91] is the sub-list for method output_type
-	23, // [23:57] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	2,  // 0: openfam.v1.Reply.err:type_name -> openfam.v1.FamError
+	4,  // 1: openfam.v1.RegionInfo.attr:type_name -> openfam.v1.RegionAttr
+	1,  // 2: openfam.v1.RegionInfo.redundancy_state:type_name -> openfam.v1.RegionRedundancyState
+	2,  // 3: openfam.v1.InfoReply.err:type_name -> openfam.v1.FamError
+	4,  // 4: openfam.v1.CreateRegionRequest.attr:type_name -> openfam.v1.RegionAttr
+	2,  // 5: openfam.v1.RegionReply.err:type_name -> openfam.v1.FamError
+	5,  // 6: openfam.v1.RegionReply.region:type_name -> openfam.v1.RegionInfo
+	2,  // 7: openfam.v1.ListRegionsReply.err:type_name -> openfam.v1.FamError
+	5,  // 8: openfam.v1.ListRegionsReply.regions:type_name -> openfam.v1.RegionInfo
+	2,  // 9: openfam.v1.ItemReply.err:type_name -> openfam.v1.FamError
+	7,  // 10: openfam.v1.ItemReply.item:type_name -> openfam.v1.ItemInfo
+	2,  // 11: openfam.v1.ListItemsReply.err:type_name -> openfam.v1.FamError
+	7,  // 12: openfam.v1.ListItemsReply.items:type_name -> openfam.v1.ItemInfo
+	2,  // 13: openfam.v1.ListBackupsReply.err:type_name -> openfam.v1.FamError
+	2,  // 14: openfam.v1.JoinReply.err:type_name -> openfam.v1.FamError
+	0,  // 15: openfam.v1.ServerInfo.state:type_name -> openfam.v1.ServerState
+	2,  // 16: openfam.v1.ServersReply.err:type_name -> openfam.v1.FamError
+	35, // 17: openfam.v1.ServersReply.servers:type_name -> openfam.v1.ServerInfo
+	39, // 18: openfam.v1.Segment.peers:type_name -> openfam.v1.PeerInfo
+	38, // 19: openfam.v1.RebuildRequest.segment:type_name -> openfam.v1.Segment
+	2,  // 20: openfam.v1.RebuildStatusReply.err:type_name -> openfam.v1.FamError
+	42, // 21: openfam.v1.RebuildStatusReply.rebuilds:type_name -> openfam.v1.RebuildProgress
+	38, // 22: openfam.v1.SegmentRequest.segment:type_name -> openfam.v1.Segment
+	38, // 23: openfam.v1.ZeroRequest.segment:type_name -> openfam.v1.Segment
+	38, // 24: openfam.v1.GrantRequest.segment:type_name -> openfam.v1.Segment
+	0,  // 25: openfam.v1.SessionEvent.server_state:type_name -> openfam.v1.ServerState
+	8,  // 26: openfam.v1.Fam.Info:input_type -> openfam.v1.InfoRequest
+	10, // 27: openfam.v1.Fam.CreateRegion:input_type -> openfam.v1.CreateRegionRequest
+	11, // 28: openfam.v1.Fam.LookupRegion:input_type -> openfam.v1.LookupRegionRequest
+	12, // 29: openfam.v1.Fam.RegionByID:input_type -> openfam.v1.RegionByIDRequest
+	12, // 30: openfam.v1.Fam.DestroyRegion:input_type -> openfam.v1.RegionByIDRequest
+	14, // 31: openfam.v1.Fam.ResizeRegion:input_type -> openfam.v1.ResizeRegionRequest
+	15, // 32: openfam.v1.Fam.ChangeRegionPermissions:input_type -> openfam.v1.ChangeRegionPermissionsRequest
+	16, // 33: openfam.v1.Fam.ListRegions:input_type -> openfam.v1.ListRegionsRequest
+	18, // 34: openfam.v1.Fam.Allocate:input_type -> openfam.v1.AllocateRequest
+	19, // 35: openfam.v1.Fam.Lookup:input_type -> openfam.v1.LookupRequest
+	20, // 36: openfam.v1.Fam.ItemAt:input_type -> openfam.v1.ItemAtRequest
+	21, // 37: openfam.v1.Fam.CloseItem:input_type -> openfam.v1.KeyRequest
+	21, // 38: openfam.v1.Fam.Deallocate:input_type -> openfam.v1.KeyRequest
+	23, // 39: openfam.v1.Fam.ChangeItemPermissions:input_type -> openfam.v1.ChangeItemPermissionsRequest
+	21, // 40: openfam.v1.Fam.StatItem:input_type -> openfam.v1.KeyRequest
+	24, // 41: openfam.v1.Fam.ListItems:input_type -> openfam.v1.ListItemsRequest
+	26, // 42: openfam.v1.Fam.Copy:input_type -> openfam.v1.CopyRequest
+	27, // 43: openfam.v1.Fam.Backup:input_type -> openfam.v1.BackupRequest
+	28, // 44: openfam.v1.Fam.Restore:input_type -> openfam.v1.RestoreRequest
+	29, // 45: openfam.v1.Fam.RestoreNew:input_type -> openfam.v1.RestoreNewRequest
+	30, // 46: openfam.v1.Fam.DeleteBackup:input_type -> openfam.v1.BackupNameRequest
+	30, // 47: openfam.v1.Fam.ListBackups:input_type -> openfam.v1.BackupNameRequest
+	32, // 48: openfam.v1.Fam.Barrier:input_type -> openfam.v1.BarrierRequest
+	33, // 49: openfam.v1.Fam.Join:input_type -> openfam.v1.JoinRequest
+	36, // 50: openfam.v1.Fam.Servers:input_type -> openfam.v1.ServersRequest
+	48, // 51: openfam.v1.Fam.Session:input_type -> openfam.v1.SessionRequest
+	6,  // 52: openfam.v1.Fam.ReportServer:input_type -> openfam.v1.ReportServerRequest
+	8,  // 53: openfam.v1.Memory.Info:input_type -> openfam.v1.InfoRequest
+	44, // 54: openfam.v1.Memory.Ensure:input_type -> openfam.v1.SegmentRequest
+	44, // 55: openfam.v1.Memory.Drop:input_type -> openfam.v1.SegmentRequest
+	45, // 56: openfam.v1.Memory.Zero:input_type -> openfam.v1.ZeroRequest
+	46, // 57: openfam.v1.Memory.Grant:input_type -> openfam.v1.GrantRequest
+	47, // 58: openfam.v1.Memory.Revoke:input_type -> openfam.v1.RevokeRequest
+	40, // 59: openfam.v1.Memory.Rebuild:input_type -> openfam.v1.RebuildRequest
+	41, // 60: openfam.v1.Memory.RebuildStatus:input_type -> openfam.v1.RebuildStatusRequest
+	9,  // 61: openfam.v1.Fam.Info:output_type -> openfam.v1.InfoReply
+	13, // 62: openfam.v1.Fam.CreateRegion:output_type -> openfam.v1.RegionReply
+	13, // 63: openfam.v1.Fam.LookupRegion:output_type -> openfam.v1.RegionReply
+	13, // 64: openfam.v1.Fam.RegionByID:output_type -> openfam.v1.RegionReply
+	3,  // 65: openfam.v1.Fam.DestroyRegion:output_type -> openfam.v1.Reply
+	3,  // 66: openfam.v1.Fam.ResizeRegion:output_type -> openfam.v1.Reply
+	3,  // 67: openfam.v1.Fam.ChangeRegionPermissions:output_type -> openfam.v1.Reply
+	17, // 68: openfam.v1.Fam.ListRegions:output_type -> openfam.v1.ListRegionsReply
+	22, // 69: openfam.v1.Fam.Allocate:output_type -> openfam.v1.ItemReply
+	22, // 70: openfam.v1.Fam.Lookup:output_type -> openfam.v1.ItemReply
+	22, // 71: openfam.v1.Fam.ItemAt:output_type -> openfam.v1.ItemReply
+	3,  // 72: openfam.v1.Fam.CloseItem:output_type -> openfam.v1.Reply
+	3,  // 73: openfam.v1.Fam.Deallocate:output_type -> openfam.v1.Reply
+	3,  // 74: openfam.v1.Fam.ChangeItemPermissions:output_type -> openfam.v1.Reply
+	22, // 75: openfam.v1.Fam.StatItem:output_type -> openfam.v1.ItemReply
+	25, // 76: openfam.v1.Fam.ListItems:output_type -> openfam.v1.ListItemsReply
+	3,  // 77: openfam.v1.Fam.Copy:output_type -> openfam.v1.Reply
+	3,  // 78: openfam.v1.Fam.Backup:output_type -> openfam.v1.Reply
+	3,  // 79: openfam.v1.Fam.Restore:output_type -> openfam.v1.Reply
+	22, // 80: openfam.v1.Fam.RestoreNew:output_type -> openfam.v1.ItemReply
+	3,  // 81: openfam.v1.Fam.DeleteBackup:output_type -> openfam.v1.Reply
+	31, // 82: openfam.v1.Fam.ListBackups:output_type -> openfam.v1.ListBackupsReply
+	3,  // 83: openfam.v1.Fam.Barrier:output_type -> openfam.v1.Reply
+	34, // 84: openfam.v1.Fam.Join:output_type -> openfam.v1.JoinReply
+	37, // 85: openfam.v1.Fam.Servers:output_type -> openfam.v1.ServersReply
+	49, // 86: openfam.v1.Fam.Session:output_type -> openfam.v1.SessionEvent
+	3,  // 87: openfam.v1.Fam.ReportServer:output_type -> openfam.v1.Reply
+	9,  // 88: openfam.v1.Memory.Info:output_type -> openfam.v1.InfoReply
+	3,  // 89: openfam.v1.Memory.Ensure:output_type -> openfam.v1.Reply
+	3,  // 90: openfam.v1.Memory.Drop:output_type -> openfam.v1.Reply
+	3,  // 91: openfam.v1.Memory.Zero:output_type -> openfam.v1.Reply
+	3,  // 92: openfam.v1.Memory.Grant:output_type -> openfam.v1.Reply
+	3,  // 93: openfam.v1.Memory.Revoke:output_type -> openfam.v1.Reply
+	3,  // 94: openfam.v1.Memory.Rebuild:output_type -> openfam.v1.Reply
+	43, // 95: openfam.v1.Memory.RebuildStatus:output_type -> openfam.v1.RebuildStatusReply
+	61, // [61:96] is the sub-list for method output_type
+	26, // [26:61] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_openfam_v1_fam_proto_init() }
@@ -3544,13 +3858,14 @@ func file_openfam_v1_fam_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_openfam_v1_fam_proto_rawDesc), len(file_openfam_v1_fam_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   47,
+			NumEnums:      2,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
 		GoTypes:           file_openfam_v1_fam_proto_goTypes,
 		DependencyIndexes: file_openfam_v1_fam_proto_depIdxs,
+		EnumInfos:         file_openfam_v1_fam_proto_enumTypes,
 		MessageInfos:      file_openfam_v1_fam_proto_msgTypes,
 	}.Build()
 	File_openfam_v1_fam_proto = out.File

@@ -51,6 +51,7 @@ const (
 	Fam_Join_FullMethodName                    = "/openfam.v1.Fam/Join"
 	Fam_Servers_FullMethodName                 = "/openfam.v1.Fam/Servers"
 	Fam_Session_FullMethodName                 = "/openfam.v1.Fam/Session"
+	Fam_ReportServer_FullMethodName            = "/openfam.v1.Fam/ReportServer"
 )
 
 // FamClient is the client API for Fam service.
@@ -102,6 +103,14 @@ type FamClient interface {
 	// While it lasts, famd sends an event for every key of the session it
 	// revokes.
 	Session(ctx context.Context, in *SessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEvent], error)
+	// A client reports that a memory server failed an operation (it did not
+	// answer, or timed out): famd probes it at once and declares it down if
+	// the probe fails too (issue 16, redundant regions). The reply says
+	// only that the report was taken; what famd decided arrives on the
+	// session stream. Reports are advisory: famd owns membership, except
+	// that a report of a write completed without the server (wrote_around)
+	// makes famd rebuild that server's redundant copies.
+	ReportServer(ctx context.Context, in *ReportServerRequest, opts ...grpc.CallOption) (*Reply, error)
 }
 
 type famClient struct {
@@ -381,6 +390,16 @@ func (c *famClient) Session(ctx context.Context, in *SessionRequest, opts ...grp
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Fam_SessionClient = grpc.ServerStreamingClient[SessionEvent]
 
+func (c *famClient) ReportServer(ctx context.Context, in *ReportServerRequest, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Fam_ReportServer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FamServer is the server API for Fam service.
 // All implementations must embed UnimplementedFamServer
 // for forward compatibility.
@@ -430,6 +449,14 @@ type FamServer interface {
 	// While it lasts, famd sends an event for every key of the session it
 	// revokes.
 	Session(*SessionRequest, grpc.ServerStreamingServer[SessionEvent]) error
+	// A client reports that a memory server failed an operation (it did not
+	// answer, or timed out): famd probes it at once and declares it down if
+	// the probe fails too (issue 16, redundant regions). The reply says
+	// only that the report was taken; what famd decided arrives on the
+	// session stream. Reports are advisory: famd owns membership, except
+	// that a report of a write completed without the server (wrote_around)
+	// makes famd rebuild that server's redundant copies.
+	ReportServer(context.Context, *ReportServerRequest) (*Reply, error)
 	mustEmbedUnimplementedFamServer()
 }
 
@@ -517,6 +544,9 @@ func (UnimplementedFamServer) Servers(context.Context, *ServersRequest) (*Server
 }
 func (UnimplementedFamServer) Session(*SessionRequest, grpc.ServerStreamingServer[SessionEvent]) error {
 	return status.Error(codes.Unimplemented, "method Session not implemented")
+}
+func (UnimplementedFamServer) ReportServer(context.Context, *ReportServerRequest) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportServer not implemented")
 }
 func (UnimplementedFamServer) mustEmbedUnimplementedFamServer() {}
 func (UnimplementedFamServer) testEmbeddedByValue()             {}
@@ -1000,6 +1030,24 @@ func _Fam_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Fam_SessionServer = grpc.ServerStreamingServer[SessionEvent]
 
+func _Fam_ReportServer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportServerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FamServer).ReportServer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Fam_ReportServer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FamServer).ReportServer(ctx, req.(*ReportServerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Fam_ServiceDesc is the grpc.ServiceDesc for Fam service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1106,6 +1154,10 @@ var Fam_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Servers",
 			Handler:    _Fam_Servers_Handler,
+		},
+		{
+			MethodName: "ReportServer",
+			Handler:    _Fam_ReportServer_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
