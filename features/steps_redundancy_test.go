@@ -299,7 +299,10 @@ func (w *world) famctlServers() (map[uint64]memState, string, error) {
 		raw, _ := json.Marshal(s)
 		st := memState{raw: string(raw)}
 		st.reachable, _ = s["reachable"].(bool)
-		st.state, _ = s["state"].(string)
+		state, _ := s["state"].(string)
+		// "up", "down", "rebuilding" (famctl may also print the proto's
+		// SERVER_UP style).
+		st.state = strings.TrimPrefix(strings.ToLower(state), "server_")
 		states[uint64(id)] = st
 	}
 	return states, out.String(), nil

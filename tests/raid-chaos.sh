@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Redundant regions under fire (issue 16): famrun -n 3 --servers 3 runs
+# tests/raid/raidpe, whose PEs loop on fam_fetch_add and sequence-numbered
+# puts into a RAID1 and a RAID5 region, logging every acknowledged call.
+# Meanwhile this script kills a memory famd with SIGKILL and restarts it
+# (famd --role memory with famrun's restart command: same data directory,
+# ports and id), three times, a different one each time: each round waits
+# until famctl servers --json shows the server down, until the PEs made
+# progress while it was down, then restarts it and waits until famctl shows
+# it up again (rebuilt) before the next kill. Then the PEs stop and rank 0
+# checks that every acknowledged increment is counted and every
+# acknowledged record is present with its exact bytes.
+#
+# Synchronisation is by polling with deadlines (generous: both cores may
+# be busy), never by sleeping a fixed time.
+#
+#   tests/raid-chaos.sh BINDIR RAIDPE [ROUNDS]
+set -euo pipefail
+bindir=$(cd "$1" && pwd) prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+rounds=${3:-3}
+command -v jq >/dev/null || { echo "raid-chaos: needs jq"; exit 1; }
+work=$(mktemp -d /tmp/raidchaos-XXXXXX)
+state=$work/state.json
+famrun_pid=
+restarted=()
+say() { echo "raid-chaos: $*"; }
+cleanup() {
+  touch "$work/stop"
+  for p in "${restarted[@]}"; do kill "$p" 2>/dev/null || true; done
+  if [ -n "$famrun_pid" ]; then kill "$famrun_pid" 2>/dev/null || true; wait "$famrun_pid" 2>/dev/null || true; fi
+  for p in "${restarted[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  say "FAILED: $*"
+  say "famrun stderr:"; sed 's/^/  | /' "$work/famrun.err" | tail -40
+  say "famrun stdout:"; sed 's/^/  | /' "$work/famrun.out" | tail -20
+  for f in "$work"/mem*.log; do [ -e "$f" ] && { say "$f:"; tail -20 "$f" | sed 's/^/  | /'; }; done
+  exit 1
+}
+
+# alive: famrun still runs (the job has not ended early).
+alive() { kill -0 "$famrun_pid" 2>/dev/null; }
+
+# poll SECONDS WHAT CMD...: run CMD every 0.2 s until it succeeds, at most
+# SECONDS; fails the test naming WHAT (and famrun's output) otherwise.
+poll() {
+  local secs=$1 what=$2; shift 2
+  local end=$(( $(date +%s) + secs ))
+  until "$@"; do
+    alive || fail "the job ended while waiting for $what"
+    [ "$(date +%s)" -lt "$end" ] || fail "no $what within ${secs}s"
+    sleep 0.2
+  done
+}
+
+acks() { cat "$work"/ack.* 2>/dev/null | grep -c '^[cr]' || true; }
+errors() { cat "$work"/ack.* 2>/dev/null | grep -c '^e' || true; }
+acks_beyond() { [ "$(acks)" -ge "$1" ]; }
+
+# server_json ID: famctl's view of memory server ID (one JSON object).
+server_json() { "$bindir/famctl" --json servers 2>/dev/null | jq -c --argjson id "$1" '.memory_servers[] | select(.id == $id)'; }
+# server_state ID: its state, lower case ("up", "down", "rebuilding"...).
+server_state() { server_json "$1" | jq -r '(.state // "") | ascii_downcase | sub("^server_"; "")'; }
+is_down() { [ "$(server_state "$1")" = down ]; }
+is_rebuilt() { local j; j=$(server_json "$1"); [ "$(jq -r .reachable <<<"$j")" = true ] && [ "$(jq -r '(.state // "") | ascii_downcase | sub("^server_"; "")' <<<"$j")" = up ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+say "famrun -n 3 --servers 3 $(basename "$prog") in $work"
+env -u OPENFAM_SERVER -u OPENFAM_TOKEN_FILE FAMRUN_STATE="$state" RAIDPE_SECONDS=1500 \
+  "$bindir/famrun" -n 3 --servers 3 --startup 180s --timeout 1800s "$prog" "$work" \
+  >"$work/famrun.out" 2>"$work/famrun.err" &
+famrun_pid=$!
+poll 240 "famrun state file" test -s "$state"
+export OPENFAM_SERVER OPENFAM_TOKEN_FILE
+OPENFAM_SERVER=$(jq -r .server "$state") OPENFAM_TOKEN_FILE=$(jq -r .token_file "$state")
+export OPENFAM_TIMEOUT=30s
+poll 300 "first acknowledgements from the PEs" acks_beyond 300
+
+for round in $(seq "$rounds"); do
+  k=$(( (round - 1) % 3 + 1 ))
+  id=$(jq -r ".memory_famds[$((k-1))].id" "$state")
+  pid_var="pid_$k"
+  pid=${!pid_var:-$(jq -r ".memory_famds[$((k-1))].pid" "$state")}
+  before=$(acks)
+  say "round $round: kill -9 memory famd $k (server $id, pid $pid) at $before acknowledgements"
+  kill -9 "$pid"
+  poll 60 "exit of memory famd $k" gone "$pid"
+  poll 120 "famctl servers showing server $id down" is_down "$id"
+  at_down=$(acks)
+  poll 300 "progress of the PEs while server $id is down" acks_beyond $(( at_down + 300 ))
+  say "round $round: server $id down; the PEs went on from $before to $(acks) acknowledgements ($(errors) calls failed so far)"
+  mapfile -t argv < <(jq -r ".memory_famds[$((k-1))].restart[]" "$state")
+  "${argv[@]}" >"$work/mem$k.$round.log" 2>&1 &
+  newpid=$!
+  restarted+=("$newpid")
+  printf -v "$pid_var" %s "$newpid"
+  poll 120 "memory famd $k rejoining" grep -q "as memory server $id" "$work/mem$k.$round.log"
+  t0=$(date +%s)
+  poll 900 "famctl servers showing server $id rebuilt (state up)" is_rebuilt "$id"
+  say "round $round: memory famd $k restarted (pid $newpid), rejoined as server $id and rebuilt in $(( $(date +%s) - t0 ))s: $(server_json "$id")"
+  after=$(acks)
+  poll 300 "progress of the PEs after the rebuild" acks_beyond $(( after + 300 ))
+done
+
+say "stopping the PEs at $(acks) acknowledgements ($(errors) calls failed)"
+touch "$work/stop"
+end=$(( $(date +%s) + 600 ))
+while alive; do
+  [ "$(date +%s)" -lt "$end" ] || fail "the job did not finish within 600s of the stop file"
+  sleep 0.2
+done
+set +e; wait "$famrun_pid"; status=$?; set -e
+famrun_pid=
+grep '^raidpe' "$work/famrun.out" | sed 's/^/raid-chaos: /' || true
+[ "$status" = 0 ] || fail "famrun exited $status"
+[ "$(grep -c '^raidpe: RAID[15]: .*, 0 lost or wrong$' "$work/famrun.out")" = 2 ] || fail "the check did not report both regions whole"
+say "ok: $rounds kill -9 and restart rounds, every acknowledged increment and record present"
