@@ -14,7 +14,14 @@
 # Synchronisation is by polling with deadlines (generous: both cores may
 # be busy), never by sleeping a fixed time.
 #
+# With RAID_NETNS=1 the famds are hosts of their own instead: network
+# namespaces, a metadata famd on host 1 and memory famds on hosts 2, 3 and
+# 4, each on its veth address over TCP with the cluster token; the PEs
+# (famrun -n 3 with OPENFAM_SERVER) and famctl run in a fifth namespace
+# that routes between the hosts. Needs root and iproute2.
+#
 #   tests/raid-chaos.sh BINDIR RAIDPE [ROUNDS]
+#   RAID_NETNS=1 tests/raid-chaos.sh BINDIR RAIDPE [ROUNDS]
 set -euo pipefail
 bindir=$(cd "$1" && pwd) prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 rounds=${3:-3}
@@ -23,12 +30,16 @@ work=$(mktemp -d /tmp/raidchaos-XXXXXX)
 state=$work/state.json
 famrun_pid=
 restarted=()
+netns=${RAID_NETNS:-}
+tag=$$
+namespaces=()
 say() { echo "raid-chaos: $*"; }
 cleanup() {
   touch "$work/stop"
   for p in "${restarted[@]}"; do kill "$p" 2>/dev/null || true; done
   if [ -n "$famrun_pid" ]; then kill "$famrun_pid" 2>/dev/null || true; wait "$famrun_pid" 2>/dev/null || true; fi
   for p in "${restarted[@]}"; do wait "$p" 2>/dev/null || true; done
+  for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -61,19 +72,82 @@ errors() { cat "$work"/ack.* 2>/dev/null | grep -c '^e' || true; }
 acks_beyond() { [ "$(acks)" -ge "$1" ]; }
 
 # server_json ID: famctl's view of memory server ID (one JSON object).
-server_json() { "$bindir/famctl" --json servers 2>/dev/null | jq -c --argjson id "$1" '.memory_servers[] | select(.id == $id)'; }
+server_json() { "${ctl[@]}" --json servers 2>/dev/null | jq -c --argjson id "$1" '.memory_servers[] | select(.id == $id)'; }
 # server_state ID: its state, lower case ("up", "down", "rebuilding"...).
 server_state() { server_json "$1" | jq -r '(.state // "") | ascii_downcase | sub("^server_"; "")'; }
 is_down() { [ "$(server_state "$1")" = down ]; }
 is_rebuilt() { local j; j=$(server_json "$1"); [ "$(jq -r .reachable <<<"$j")" = true ] && [ "$(jq -r '(.state // "") | ascii_downcase | sub("^server_"; "")' <<<"$j")" = up ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
-say "famrun -n 3 --servers 3 $(basename "$prog") in $work"
-env -u OPENFAM_SERVER -u OPENFAM_TOKEN_FILE FAMRUN_STATE="$state" RAIDPE_SECONDS=1500 \
-  "$bindir/famrun" -n 3 --servers 3 --startup 180s --timeout 1800s "$prog" "$work" \
-  >"$work/famrun.out" 2>"$work/famrun.err" &
-famrun_pid=$!
-poll 240 "famrun state file" test -s "$state"
+# wait_file SECONDS FILE TEXT: until FILE has TEXT (before the job runs).
+wait_file() {
+  local end=$(( $(date +%s) + $1 ))
+  until grep -q "$3" "$2" 2>/dev/null; do
+    [ "$(date +%s)" -lt "$end" ] || { say "FAILED: no \"$3\" in $2 within $1s:"; cat "$2"; exit 1; }
+    sleep 0.1
+  done
+}
+
+# start_hosts: the famds in network namespaces (RAID_NETNS=1), and a state
+# file in famrun's FAMRUN_STATE format describing them.
+start_hosts() {
+  local pe=rpe$tag k s ident="$(id -u):$(id -g)"
+  ip netns add "$pe" || { say "cannot create network namespaces (needs root and iproute2)"; exit 1; }
+  namespaces+=("$pe")
+  ip -n "$pe" link set lo up
+  ip netns exec "$pe" sysctl -qw net.ipv4.ip_forward=1
+  head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/token"; chmod 600 "$work/token"
+  head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/server-token"; chmod 600 "$work/server-token"
+  for k in 1 2 3 4; do
+    s=rh$k$tag
+    ip netns add "$s"; namespaces+=("$s")
+    ip link add "rv$k$tag" type veth peer name "rp$k$tag"
+    ip link set "rv$k$tag" netns "$pe"
+    ip link set "rp$k$tag" netns "$s"
+    ip -n "$pe" addr add "10.78.$k.1/24" dev "rv$k$tag"
+    ip -n "$s" addr add "10.78.$k.2/24" dev "rp$k$tag"
+    ip -n "$pe" link set "rv$k$tag" up
+    ip -n "$s" link set "rp$k$tag" up
+    ip -n "$s" link set lo up
+    ip -n "$s" route add 10.78.0.0/16 via "10.78.$k.1"
+  done
+  ip netns exec "rh1$tag" "$bindir/famd" --role metadata --listen tcp://10.78.1.2:7900 --token-file "$work/token" \
+    --tcp-identity "$ident" --server-token-file "$work/server-token" --interleave-size 64KiB \
+    --data-dir "$work/host1/meta" --shm-dir "$work/host1/meta-shm" >"$work/meta.log" 2>&1 &
+  restarted+=($!)
+  wait_file 120 "$work/meta.log" serving
+  local mems=()
+  for k in 2 3 4; do
+    local argv=(ip netns exec "rh$k$tag" "$bindir/famd" --role memory --join tcp://10.78.1.2:7900
+      --listen "tcp://10.78.$k.2:7900" --token-file "$work/token" --server-token-file "$work/server-token"
+      --data-dir "$work/host$k/mem" --shm-dir "$work/host$k/mem-shm")
+    "${argv[@]}" >"$work/mem$((k-1)).0.log" 2>&1 &
+    restarted+=($!)
+    wait_file 120 "$work/mem$((k-1)).0.log" "joined the metadata famd"
+    local id; id=$(sed -n 's/.*as memory server \([0-9]*\).*/\1/p' "$work/mem$((k-1)).0.log")
+    local pid=$! restart; restart=$(printf '%s\n' "${argv[@]}" | jq -R . | jq -sc .)
+    mems+=("$(jq -nc --argjson k $((k-1)) --argjson pid "$pid" --argjson id "$id" --argjson restart "$restart" '{k: $k, pid: $pid, id: $id, restart: $restart}')")
+  done
+  printf '%s\n' "${mems[@]}" | jq -s --arg tok "$work/token" '{server: "10.78.1.2:7900", token_file: $tok, memory_famds: .}' >"$state"
+  say "metadata famd on host 1, memory famds on hosts 2-4 (10.78.K.2:7900), PEs in namespace $pe"
+  ctl=(ip netns exec "$pe" "$bindir/famctl")
+  export OPENFAM_SERVER=10.78.1.2:7900 OPENFAM_TOKEN_FILE="$work/token" RAIDPE_SECONDS=1500
+  ip netns exec "$pe" "$bindir/famrun" -n 3 --timeout 1800s "$prog" "$work" >"$work/famrun.out" 2>"$work/famrun.err" &
+  famrun_pid=$!
+}
+
+ctl=("$bindir/famctl")
+if [ -n "$netns" ]; then
+  say "famrun -n 3 $(basename "$prog") over network namespaces, in $work"
+  start_hosts
+else
+  say "famrun -n 3 --servers 3 $(basename "$prog") in $work"
+  env -u OPENFAM_SERVER -u OPENFAM_TOKEN_FILE FAMRUN_STATE="$state" RAIDPE_SECONDS=1500 \
+    "$bindir/famrun" -n 3 --servers 3 --startup 180s --timeout 1800s "$prog" "$work" \
+    >"$work/famrun.out" 2>"$work/famrun.err" &
+  famrun_pid=$!
+  poll 240 "famrun state file" test -s "$state"
+fi
 export OPENFAM_SERVER OPENFAM_TOKEN_FILE
 OPENFAM_SERVER=$(jq -r .server "$state") OPENFAM_TOKEN_FILE=$(jq -r .token_file "$state")
 export OPENFAM_TIMEOUT=30s
