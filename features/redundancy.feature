@@ -29,6 +29,7 @@ Feature: Redundant regions survive the loss of a memory server
     Then reading 40000 bytes at offset 0 of item "data" gives pattern "before"
     And reading 7 bytes at offset 4093 of item "data" gives pattern "before"
     And famctl servers --json shows memory famd 2 down within 60 seconds
+    And famctl regions --json shows region "safe" degraded within 60 seconds
     And reading 40000 bytes at offset 0 of item "data" gives pattern "before"
 
     Examples:
@@ -87,6 +88,7 @@ Feature: Redundant regions survive the loss of a memory server
     And I put pattern "rebuilding" of 5000 bytes at offset 30000 of item "data"
     And I apply fetch_add to the int64 at offset 12288 of item "counters" with 7
     Then famctl servers --json shows memory famd 1 rebuilt within 180 seconds
+    And famctl regions --json shows region "safe" ok within 60 seconds
     When memory famd 2 is killed with SIGKILL
     Then reading 5000 bytes at offset 0 of item "data" gives pattern "before"
     And reading 20000 bytes at offset 5000 of item "data" gives pattern "outage"

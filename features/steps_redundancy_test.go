@@ -270,6 +270,7 @@ func (w *world) restartMem(k string) error {
 type memState struct {
 	reachable bool
 	state     string // "" when famctl reports none
+	stale     float64
 	raw       string
 }
 
@@ -299,6 +300,7 @@ func (w *world) famctlServers() (map[uint64]memState, string, error) {
 		raw, _ := json.Marshal(s)
 		st := memState{raw: string(raw)}
 		st.reachable, _ = s["reachable"].(bool)
+		st.stale, _ = s["stale_regions"].(float64)
 		state, _ := s["state"].(string)
 		// "up", "down", "rebuilding" (famctl may also print the proto's
 		// SERVER_UP style).
@@ -309,10 +311,12 @@ func (w *world) famctlServers() (map[uint64]memState, string, error) {
 }
 
 // isDown and isRebuilt read a memory server's state as famctl reports it:
-// famd's membership decision "down", and "up" once a returning server's
-// rebuild has ended (not while it is "rebuilding").
-func (s memState) isDown() bool    { return !s.reachable && strings.EqualFold(s.state, "down") }
-func (s memState) isRebuilt() bool { return s.reachable && strings.EqualFold(s.state, "up") }
+// famd's membership decision "down", and "up" with no stale region once a
+// returning server's rebuild has ended (not while it is "rebuilding").
+func (s memState) isDown() bool { return !s.reachable && s.state == "down" }
+func (s memState) isRebuilt() bool {
+	return s.reachable && s.state == "up" && s.stale == 0
+}
 
 // famctlShows polls famctl servers --json until memory famd k is in the
 // state named, for at most secs seconds.
@@ -345,6 +349,53 @@ func (w *world) famctlShows(k, what, secs string) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("famctl servers --json did not show memory famd %s (server %d) %s within %ss; last: %s",
 				k, m.id, what, secs, last)
+		}
+		time.Sleep(200 * time.Millisecond) // a poll interval, not a synchronisation
+	}
+}
+
+// famctlRegionShows polls famctl regions --json until region name's
+// redundancy_state is want, for at most secs seconds.
+func (w *world) famctlRegionShows(name, want, secs string) error {
+	bin, err := famBinaries()
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(secs)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Duration(n) * time.Second)
+	var last string
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		out, err := exec.CommandContext(ctx, filepath.Join(bin, "famctl"), "--json", "regions").Output()
+		cancel()
+		var regions []map[string]any
+		switch {
+		case err != nil:
+			last = fmt.Sprintf("famctl --json regions: %v", err)
+		case json.Unmarshal(out, &regions) != nil:
+			// Also accept {"regions": [...]}.
+			var doc struct {
+				Regions []map[string]any `json:"regions"`
+			}
+			if err := json.Unmarshal(out, &doc); err != nil {
+				last = fmt.Sprintf("famctl --json regions: %v: %s", err, out)
+			}
+			regions = doc.Regions
+		}
+		for _, r := range regions {
+			if r["name"] == name {
+				raw, _ := json.Marshal(r)
+				last = string(raw)
+				if st, _ := r["redundancy_state"].(string); st == want {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("famctl regions --json did not show region %q %s within %ss; last: %s", name, want, secs, last)
 		}
 		time.Sleep(200 * time.Millisecond) // a poll interval, not a synchronisation
 	}
@@ -492,4 +543,5 @@ func (w *world) registerRedundancy(sc *godog.ScenarioContext) {
 	sc.Step(`^memory famd `+num+` is killed with SIGKILL$`, w.killMem)
 	sc.Step(`^memory famd `+num+` is started again on its data directory$`, w.restartMem)
 	sc.Step(`^famctl servers --json shows memory famd `+num+` (down|rebuilt) within `+num+` seconds$`, w.famctlShows)
+	sc.Step(`^famctl regions --json shows region `+q+` (ok|degraded|rebuilding) within `+num+` seconds$`, w.famctlRegionShows)
 }

@@ -100,7 +100,7 @@ time_rebuild() {
   local end=$(( $(date +%s) + 1800 ))
   while :; do
     j=$(server_json "$id")
-    [ "$(jq -r '(.state // "") | ascii_downcase | sub("^server_"; "")' <<<"$j")" = up ] && [ "$(jq -r .reachable <<<"$j")" = true ] && break
+    jq -e '.reachable == true and ((.state // "") | ascii_downcase | sub("^server_"; "")) == "up" and (.stale_regions // 0) == 0' <<<"$j" >/dev/null && break
     [ "$(date +%s)" -lt "$end" ] || { say "server $id not rebuilt within 1800s: $j"; return 1; }
     [ "$(jq -r '.rebuild_total // 0' <<<"$j")" != 0 ] && last=$j
     sleep 0.1

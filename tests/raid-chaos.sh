@@ -76,7 +76,10 @@ server_json() { "${ctl[@]}" --json servers 2>/dev/null | jq -c --argjson id "$1"
 # server_state ID: its state, lower case ("up", "down", "rebuilding"...).
 server_state() { server_json "$1" | jq -r '(.state // "") | ascii_downcase | sub("^server_"; "")'; }
 is_down() { [ "$(server_state "$1")" = down ]; }
-is_rebuilt() { local j; j=$(server_json "$1"); [ "$(jq -r .reachable <<<"$j")" = true ] && [ "$(jq -r '(.state // "") | ascii_downcase | sub("^server_"; "")' <<<"$j")" = up ]; }
+# is_rebuilt ID: up, answering, and no redundant region stale on it.
+is_rebuilt() {
+  server_json "$1" | jq -e '.reachable == true and ((.state // "") | ascii_downcase | sub("^server_"; "")) == "up" and (.stale_regions // 0) == 0' >/dev/null
+}
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # wait_file SECONDS FILE TEXT: until FILE has TEXT (before the job runs).
