@@ -18,7 +18,7 @@
 #   tests/raid-bench.sh BINDIR RAIDBENCH [ROUNDS] [REBUILD_MIB]
 set -euo pipefail
 bindir=$(cd "$1" && pwd) bench=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-rounds=${3:-7} rebuild_mib=${4:-1024}
+rounds=${3:-9} rebuild_mib=${4:-1024}
 command -v jq >/dev/null || { echo "raid-bench: needs jq"; exit 1; }
 work=$(mktemp -d /tmp/raidbench-XXXXXX)
 pids=()

@@ -67,7 +67,9 @@ poll() {
   done
 }
 
-acks() { cat "$work"/ack.* 2>/dev/null | grep -c '^[cr]' || true; }
+# acks: acknowledged calls logged so far (every line; failed calls are
+# rare lines of their own, counted by errors).
+acks() { cat "$work"/ack.* 2>/dev/null | wc -l; }
 errors() { cat "$work"/ack.* 2>/dev/null | grep -c '^e' || true; }
 acks_beyond() { [ "$(acks)" -ge "$1" ]; }
 

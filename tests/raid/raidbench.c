@@ -68,7 +68,7 @@ static int cmpd(const void *a, const void *b)
 
 enum { PUT_S, PUT_L, GET_S, GET_L, FADD, NOPS };
 static const char *opname[NOPS] = {"put 256 B", "put 4 MiB", "get 256 B", "get 4 MiB", "fetch_add"};
-static const int opiters[NOPS] = {2000, 24, 2000, 24, 2000};
+static const int opiters[NOPS] = {4000, 32, 4000, 32, 4000};
 
 /* measure runs op iters times on d and returns seconds per call. */
 static double measure(int op, fam_desc_t *d, unsigned char *buf)
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
         return die("fam_initialize");
     int rc = 2;
     if (strcmp(argv[1], "ops") == 0)
-        rc = ops(argc > 2 ? atoi(argv[2]) : 5);
+        rc = ops(argc > 2 ? atoi(argv[2]) : 9);
     else if (strcmp(argv[1], "fill") == 0 && argc == 5)
         rc = fill(argv[2], argv[3], strtoull(argv[4], NULL, 10));
     else if (strcmp(argv[1], "read") == 0 && argc == 3)

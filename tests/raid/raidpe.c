@@ -11,7 +11,8 @@
  * until the file DIR/stop appears (or RAIDPE_SECONDS, default 900, pass):
  * fam_fetch_add_int64 of 1 on each region's counter, and a put of its next
  * sequence-numbered 64-byte record into each region's records item (its
- * own slots: record s of PE r lives at slot s * N + r). Each call that
+ * own slots: record s of PE r lives at slot (s mod S) * N + r, S the
+ * slots per PE, so a long run reuses them). Each call that
  * returns success is logged, after it returned, to DIR/ack.RANK:
  *
  *   c1 OLD / c5 OLD    an acknowledged increment and the value it fetched
@@ -25,7 +26,8 @@
  * acknowledged increments are pairwise distinct (an increment lost or
  * repeated on failover would repeat one); the counter is at least the
  * number of acknowledged increments, and equal when no increment failed;
- * every acknowledged record is present with its exact 64 bytes. Exit 0
+ * every slot holds, with its exact 64 bytes, the last record acknowledged
+ * there (or a later one whose put failed: it may have taken effect). Exit 0
  * only when every check held; rank 0 prints a summary line per region.
  */
 #include <errno.h>
@@ -118,17 +120,79 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* slot_of is where record seq of PE r lives: the PE's slots are every
+ * npes-th one, reused round robin once they are all written, so that a
+ * long run keeps writing (and the checker keeps checking) records. */
+static uint64_t slot_of(const struct level *L, int r, uint64_t seq)
+{
+    uint64_t per = L->slots / (uint64_t)npes;
+    return (seq % per) * (uint64_t)npes + (uint64_t)r;
+}
+
+static int has(const uint64_t *v, uint64_t n, uint64_t x)
+{
+    for (uint64_t lo = 0, hi = n; lo < hi;) {
+        uint64_t mid = (lo + hi) / 2;
+        if (v[mid] == x)
+            return 1;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+static int cmpu(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* check_records checks PE p's slots of L: each holds, byte for byte, the
+ * last record acknowledged there, or a later record whose put failed (a
+ * failed call may or may not have taken effect). */
+static uint64_t check_records(struct level *L, int p, const unsigned char *all, const int64_t *last,
+                              const uint64_t *errs, uint64_t nerrs)
+{
+    uint64_t per = L->slots / (uint64_t)npes, bad = 0;
+    for (uint64_t j = 0; j < per; j++) {
+        if (last[j] < 0)
+            continue;
+        const unsigned char *got = all + slot_of(L, p, j) * REC;
+        uint64_t seq;
+        memcpy(&seq, got + 8, 8);
+        unsigned char want[REC];
+        record(want, L->lv, p, seq);
+        int intact = memcmp(got, want, REC) == 0;
+        int ok = intact && seq % per == j &&
+                 (seq == (uint64_t)last[j] || (seq > (uint64_t)last[j] && has(errs, nerrs, seq)));
+        if (!ok && bad++ < 5)
+            fprintf(stderr, "raidpe: RAID%d: PE %d's slot %llu should hold its record %lld, holds %s %llu\n", L->lv, p,
+                    (unsigned long long)j, (long long)last[j],
+                    intact ? "its intact record" : "bytes that are no record of it, seq field", (unsigned long long)seq);
+    }
+    return bad;
+}
+
 static int check(struct level *L, const char *dir)
 {
-    uint64_t acked = 0, failed = 0, records = 0, rfailed = 0, cap = 1 << 16, bad = 0;
-    int64_t *olds = malloc(cap * sizeof *olds);
+    uint64_t acked = 0, failed = 0, records = 0, rfailed = 0, cap = 1 << 16, bad = 0, checked = 0;
+    uint64_t per = L->slots / (uint64_t)npes;
+    int64_t *olds = malloc(cap * sizeof *olds), *last = malloc(per * sizeof *last);
     unsigned char *all = malloc(L->slots * REC);
-    if (!olds || !all)
+    if (!olds || !all || !last)
         return 1;
     if (fam_get_blocking(all, L->records, 0, L->slots * REC) != 0)
         return die("fam_get_blocking (records)");
     for (int p = 0; p < npes; p++) {
         char path[4096], line[512];
+        uint64_t nerrs = 0, errcap = 16;
+        uint64_t *errs = malloc(errcap * sizeof *errs);
+        if (!errs)
+            return 1;
+        for (uint64_t j = 0; j < per; j++)
+            last[j] = -1;
         snprintf(path, sizeof path, "%s/ack.%d", dir, p);
         FILE *f = fopen(path, "r");
         if (!f) {
@@ -144,23 +208,26 @@ static int check(struct level *L, const char *dir)
                     return 1;
                 olds[acked++] = v;
             } else if (line[0] == 'r' && sscanf(line + 2, "%lld", &v) == 1) {
-                unsigned char want[REC];
-                uint64_t slot = (uint64_t)v * npes + p;
-                record(want, L->lv, p, (uint64_t)v);
                 records++;
-                if (slot >= L->slots || memcmp(all + slot * REC, want, REC) != 0) {
-                    if (bad++ < 5)
-                        fprintf(stderr, "raidpe: RAID%d: record %lld of PE %d (slot %llu) is lost or wrong\n", L->lv, v,
-                                p, (unsigned long long)slot);
-                }
+                last[(uint64_t)v % per] = v; /* the log is in seq order */
             } else if (line[0] == 'e') {
-                if (line[3] == 'c')
+                unsigned long long seq;
+                if (line[3] == 'c') {
                     failed++;
-                else
+                } else if (sscanf(line + 4, "%llu", &seq) == 1) {
                     rfailed++;
+                    if (nerrs == errcap && !(errs = realloc(errs, (errcap *= 2) * sizeof *errs)))
+                        return 1;
+                    errs[nerrs++] = seq;
+                }
             }
         }
         fclose(f);
+        for (uint64_t j = 0; j < per; j++)
+            checked += last[j] >= 0;
+        qsort(errs, nerrs, sizeof *errs, cmpu);
+        bad += check_records(L, p, all, last, errs, nerrs);
+        free(errs);
     }
     int64_t counter;
     if (fam_get_blocking(&counter, L->counter, 0, 8) != 0)
@@ -182,10 +249,12 @@ static int check(struct level *L, const char *dir)
         bad++;
     }
     printf("raidpe: RAID%d: %llu increments acknowledged (%llu failed), counter %lld, fetched values distinct: %s; "
-           "%llu records acknowledged (%llu failed), %llu lost or wrong\n",
+           "%llu records acknowledged (%llu failed), %llu slots checked, %llu lost or wrong\n",
            L->lv, (unsigned long long)acked, (unsigned long long)failed, (long long)counter, dups ? "NO" : "yes",
-           (unsigned long long)records, (unsigned long long)rfailed, (unsigned long long)bad);
+           (unsigned long long)records, (unsigned long long)rfailed, (unsigned long long)checked,
+           (unsigned long long)bad);
     free(olds);
+    free(last);
     free(all);
     return bad || dups || acked == 0 || records == 0;
 }
@@ -243,15 +312,12 @@ int main(int argc, char **argv)
                 fprintf(log, "c%d %lld\n", L[i].lv, (long long)old);
             else
                 logerr(log, L[i].lv == 1 ? "e1 c" : "e5 c", seq);
-            uint64_t slot = seq * (uint64_t)npes + (uint64_t)rank;
-            if (slot < L[i].slots) {
-                unsigned char b[REC];
-                record(b, L[i].lv, rank, seq);
-                if (fam_put_blocking(b, L[i].records, slot * REC, REC) == 0)
-                    fprintf(log, "r%d %llu\n", L[i].lv, (unsigned long long)seq);
-                else
-                    logerr(log, L[i].lv == 1 ? "e1 r" : "e5 r", seq);
-            }
+            unsigned char b[REC];
+            record(b, L[i].lv, rank, seq);
+            if (fam_put_blocking(b, L[i].records, slot_of(&L[i], rank, seq) * REC, REC) == 0)
+                fprintf(log, "r%d %llu\n", L[i].lv, (unsigned long long)seq);
+            else
+                logerr(log, L[i].lv == 1 ? "e1 r" : "e5 r", seq);
         }
         seq++;
         if (++iters % FLUSH_EVERY == 0)
