@@ -9,7 +9,9 @@
 # progress while it was down, then restarts it and waits until famctl shows
 # it up again (rebuilt) before the next kill. Then the PEs stop and rank 0
 # checks that every acknowledged increment is counted and every
-# acknowledged record is present with its exact bytes.
+# acknowledged record is present with its exact bytes; before that, one
+# last memory famd is killed and left down, so that the job ends (and the
+# check reads) with a server missing. ROUNDS 0: only that last kill.
 #
 # Synchronisation is by polling with deadlines (generous: both cores may
 # be busy), never by sleeping a fixed time.
@@ -184,6 +186,20 @@ for round in $(seq "$rounds"); do
   poll 300 "progress of the PEs after the rebuild" acks_beyond $(( after + 300 ))
 done
 
+# Last, the shape of a job that ends with a server down: one more memory
+# famd killed and left down, the PEs going on and the check reading
+# through the survivors.
+k=$(( rounds % 3 + 1 ))
+id=$(jq -r ".memory_famds[$((k-1))].id" "$state")
+pid_var="pid_$k"
+pid=${!pid_var:-$(jq -r ".memory_famds[$((k-1))].pid" "$state")}
+say "last: kill -9 memory famd $k (server $id, pid $pid) and leave it down"
+kill -9 "$pid"
+poll 60 "exit of memory famd $k" gone "$pid"
+at_kill=$(acks)
+poll 300 "progress of the PEs with server $id killed" acks_beyond $(( at_kill + 300 ))
+poll 120 "famctl servers showing server $id down" is_down "$id"
+
 say "stopping the PEs at $(acks) acknowledgements ($(errors) calls failed)"
 touch "$work/stop"
 end=$(( $(date +%s) + 600 ))
@@ -196,4 +212,4 @@ famrun_pid=
 grep '^raidpe' "$work/famrun.out" | sed 's/^/raid-chaos: /' || true
 [ "$status" = 0 ] || fail "famrun exited $status"
 [ "$(grep -c '^raidpe: RAID[15]: .*, 0 lost or wrong$' "$work/famrun.out")" = 2 ] || fail "the check did not report both regions whole"
-say "ok: $rounds kill -9 and restart rounds, every acknowledged increment and record present"
+say "ok: $rounds kill -9 and restart rounds and a last kill -9, every acknowledged increment and record present"
