@@ -16,6 +16,7 @@
 #     it up again), with famctl's rebuild byte counts when it gives them.
 #
 #   tests/raid-bench.sh BINDIR RAIDBENCH [ROUNDS] [REBUILD_MIB]
+#   (RAIDBENCH_REBUILD_WAIT: seconds a rebuild may take, default 1800)
 set -euo pipefail
 bindir=$(cd "$1" && pwd) bench=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 rounds=${3:-9} rebuild_mib=${4:-1024}
@@ -97,11 +98,11 @@ time_rebuild() {
   local id=${mid[$1]} t0 last="" j
   t0=$(date +%s.%N)
   restart_mem "$1"
-  local end=$(( $(date +%s) + 1800 ))
+  local end=$(( $(date +%s) + ${RAIDBENCH_REBUILD_WAIT:-1800} ))
   while :; do
     j=$(server_json "$id")
     jq -e '.reachable == true and ((.state // "") | ascii_downcase | sub("^server_"; "")) == "up" and (.stale_regions // 0) == 0' <<<"$j" >/dev/null && break
-    [ "$(date +%s)" -lt "$end" ] || { say "server $id not rebuilt within 1800s: $j"; return 1; }
+    [ "$(date +%s)" -lt "$end" ] || { say "server $id not rebuilt within ${RAIDBENCH_REBUILD_WAIT:-1800}s: $j"; return 1; }
     [ "$(jq -r '.rebuild_total // 0' <<<"$j")" != 0 ] && last=$j
     sleep 0.1
   done
