@@ -24,14 +24,19 @@ $(RAIDBENCH): tests/raid/raidbench.c include/openfam.h $(wildcard $(LIB)) | lib
 	@mkdir -p $(@D)
 	$(CC) $(APP_CFLAGS) -o $@ $< $(APP_LDFLAGS)
 
+# Each part runs even when an earlier one failed (so that one failure does
+# not hide the others' results); the target fails at the end if any did.
 test-raid: $(RAIDPE) famd famrun famctl ## redundant regions: kill -9/restart chaos under famrun --servers 3 (and netns), @redundancy scenarios
-	@echo "== RAID1 and RAID5 under famrun -n 3 --servers 3, a memory famd killed -9 and restarted 3 times"
-	tests/raid-chaos.sh $(BINDIR) $(RAIDPE) 3
-	@echo "== the same over network namespaces (one round)"
-	@if [ "$$(id -u)" = 0 ] && command -v ip >/dev/null; then \
-	  RAID_NETNS=1 tests/raid-chaos.sh $(BINDIR) $(RAIDPE) 1; \
-	else echo "test-raid: network-namespace case needs root and iproute2; not run"; fi
-	@$(MAKE) --no-print-directory test-raid-features
+	@rc=0; \
+	echo "== RAID1 and RAID5 under famrun -n 3 --servers 3, a memory famd killed -9 and restarted 3 times"; \
+	tests/raid-chaos.sh $(BINDIR) $(RAIDPE) 3 || rc=1; \
+	echo "== the same over network namespaces (one round)"; \
+	if [ "$$(id -u)" = 0 ] && command -v ip >/dev/null; then \
+	  RAID_NETNS=1 tests/raid-chaos.sh $(BINDIR) $(RAIDPE) 1 || rc=1; \
+	else echo "test-raid: network-namespace case needs root and iproute2; not run"; fi; \
+	echo "== @redundancy scenarios, both backends"; \
+	$(MAKE) --no-print-directory test-raid-features || rc=1; \
+	exit $$rc
 
 test-raid-features: famd famctl ## the @redundancy scenarios alone, both backends
 	@mkdir -p $(BUILD)
