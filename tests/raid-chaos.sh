@@ -48,6 +48,7 @@ trap cleanup EXIT
 
 fail() {
   say "FAILED: $*"
+  say "the PEs' complaints:"; grep '^raidpe' "$work/famrun.err" | sed 's/^/  | /' | head -40
   say "famrun stderr:"; sed 's/^/  | /' "$work/famrun.err" | tail -40
   say "famrun stdout:"; sed 's/^/  | /' "$work/famrun.out" | tail -20
   for f in "$work"/mem*.log; do [ -e "$f" ] && { say "$f:"; tail -20 "$f" | sed 's/^/  | /'; }; done

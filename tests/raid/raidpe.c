@@ -177,7 +177,7 @@ static uint64_t check_records(struct level *L, int p, const unsigned char *all, 
 
 static int check(struct level *L, const char *dir)
 {
-    uint64_t acked = 0, failed = 0, records = 0, rfailed = 0, cap = 1 << 16, bad = 0, checked = 0;
+    uint64_t acked = 0, failed = 0, records = 0, rfailed = 0, cap = 1 << 16, bad = 0, rbad = 0, checked = 0;
     uint64_t per = L->slots / (uint64_t)npes;
     int64_t *olds = malloc(cap * sizeof *olds), *last = malloc(per * sizeof *last);
     unsigned char *all = malloc(L->slots * REC);
@@ -226,7 +226,7 @@ static int check(struct level *L, const char *dir)
         for (uint64_t j = 0; j < per; j++)
             checked += last[j] >= 0;
         qsort(errs, nerrs, sizeof *errs, cmpu);
-        bad += check_records(L, p, all, last, errs, nerrs);
+        rbad += check_records(L, p, all, last, errs, nerrs);
         free(errs);
     }
     int64_t counter;
@@ -249,14 +249,14 @@ static int check(struct level *L, const char *dir)
         bad++;
     }
     printf("raidpe: RAID%d: %llu increments acknowledged (%llu failed), counter %lld, fetched values distinct: %s; "
-           "%llu records acknowledged (%llu failed), %llu slots checked, %llu lost or wrong\n",
+           "%llu records acknowledged (%llu failed), %llu slots checked, %llu lost or wrong%s\n",
            L->lv, (unsigned long long)acked, (unsigned long long)failed, (long long)counter, dups ? "NO" : "yes",
            (unsigned long long)records, (unsigned long long)rfailed, (unsigned long long)checked,
-           (unsigned long long)bad);
+           (unsigned long long)rbad, bad ? "; COUNTER WRONG" : "");
     free(olds);
     free(last);
     free(all);
-    return bad || dups || acked == 0 || records == 0;
+    return bad || rbad || dups || acked == 0 || records == 0;
 }
 
 static int stopped(const char *stopfile, time_t deadline)
