@@ -29,6 +29,8 @@ cleanup() {
   rm -rf "$work" /dev/shm/raidbench-"$$"
 }
 trap cleanup EXIT
+# A signal ends the script through exit, so that cleanup runs.
+trap 'exit 130' INT TERM HUP
 say() { echo "raid-bench: $*"; }
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/token"; chmod 600 "$work/token"
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/server-token"; chmod 600 "$work/server-token"

@@ -45,6 +45,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# A signal ends the script through exit, so that cleanup runs.
+trap 'exit 130' INT TERM HUP
 
 fail() {
   say "FAILED: $*"
