@@ -61,7 +61,8 @@ func (a *areaCounts) String() string {
 // exactly one (TestFeatureInventory checks).
 var areas = map[string]bool{"@regions": true, "@items": true, "@permissions": true, "@getput": true,
 	"@gather_scatter": true, "@atomics": true, "@ordering_contexts": true, "@persistence": true,
-	"@errors": true, "@backup_restore": true, "@launcher": true, "@striping": true}
+	"@errors": true, "@backup_restore": true, "@launcher": true, "@striping": true,
+	"@redundancy": true}
 
 func run(t *testing.T, name string, newBackend func() Backend, tags string) {
 	if *backendFlag != "" && *backendFlag != name {

@@ -27,6 +27,9 @@ type world struct {
 	famd     *embed.Famd
 	famdOpts embed.Options
 	mems     []*embed.Memory // the memory servers of a multi-server famd
+	// memProcs are memory famds run as processes of their own (see
+	// steps_redundancy_test.go), which a scenario may kill.
+	memProcs []*memProc
 	inited   bool
 	// tcpIdentity is the identity a TCP famd gives every client (nil:
 	// famd's own, the process's).
@@ -91,6 +94,7 @@ func (w *world) teardown() error {
 	for _, m := range w.mems {
 		errs = append(errs, m.Close())
 	}
+	errs = append(errs, w.stopMemProcs())
 	if w.famd != nil {
 		errs = append(errs, w.famd.Close())
 	}
@@ -399,6 +403,7 @@ func (w *world) register(sc *godog.ScenarioContext) {
 	w.registerOwner(sc)
 	w.registerListing(sc)
 	w.registerPersist(sc)
+	w.registerRedundancy(sc)
 }
 
 // registerLifecycle registers the steps that start and stop OpenFAM and

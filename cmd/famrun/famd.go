@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,6 +67,10 @@ type privateFamd struct {
 	exited   chan struct{}
 	dead     *daemon
 	exitOnce sync.Once
+	// deaths receives every daemon that exits (buffered for all of them),
+	// so that the job loop hears of each memory famd's death, not only
+	// the first.
+	deaths chan *daemon
 }
 
 // findFamd locates the famd binary: $FAMD, then next to famrun, then PATH.
@@ -114,6 +121,7 @@ func startPrivateFamd(cfg config, job string, sigs <-chan os.Signal, stderr io.W
 		shm:    filepath.Join(dir, "shm"),
 		keep:   cfg.keep,
 		exited: make(chan struct{}),
+		deaths: make(chan *daemon, cfg.servers+1),
 	}
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && syscall.Access("/dev/shm", 2) == nil {
 		// Volatile regions belong on tmpfs, as with a system famd, but in
@@ -173,6 +181,15 @@ func (f *privateFamd) start(bin string, cfg config, sigs <-chan os.Signal, stder
 	}
 	if err := f.awaitJoined(cfg, deadline.C, sigs); err != nil {
 		return err
+	}
+	if cfg.stateFile != "" {
+		// A test restarts memory famds with the commands written there,
+		// and they need the server token to rejoin: it stays.
+		if err := f.writeState(cfg, deadline.C); err != nil {
+			f.killAll()
+			return err
+		}
+		return nil
 	}
 	// Every famd has read the server token and the memory famds have
 	// joined: no one needs it any more, and the PEs (same user) should not
@@ -258,6 +275,7 @@ func (f *privateFamd) spawn(name, logTag, bin string, args, env []string, verbos
 			f.dead = d
 			close(f.exited)
 		})
+		f.deaths <- d
 	}()
 	return d, nil
 }
@@ -414,10 +432,9 @@ func (d *daemon) logTail() string {
 	return sb.String()
 }
 
-// deathReport says which famd of the set died during the job and how;
-// call only after exited is closed.
-func (f *privateFamd) deathReport() string {
-	d := f.dead
+// deathReport says that famd d of the set died during the job and how;
+// call only after d exited.
+func (f *privateFamd) deathReport(d *daemon) string {
 	<-d.logDone
 	return fmt.Sprintf("the job's %s exited while the job was running (%v)\n%s", d.name, d.exitErr(), d.logTail())
 }
@@ -490,4 +507,85 @@ func (f *privateFamd) removeFiles(stderr io.Writer) {
 	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintf(stderr, "famrun: cleaning up: %v\n", err)
 	}
+}
+
+// memoryState is one memory famd in the FAMRUN_STATE file.
+type memoryState struct {
+	K       int    `json:"k"`
+	PID     int    `json:"pid"`
+	ID      uint64 `json:"id"` // the memory server id the metadata famd gave it
+	Log     string `json:"log"`
+	DataDir string `json:"data_dir"`
+	Control string `json:"control"`  // control gRPC, host:port
+	DataTCP string `json:"data_tcp"` // data plane, host:port
+	// Restart is the command that starts it again on the same data
+	// directory, ports and sockets, so that it rejoins with its id.
+	Restart []string `json:"restart"`
+}
+
+// jobState is what famrun writes to FAMRUN_STATE.
+type jobState struct {
+	Dir             string        `json:"dir"`
+	Server          string        `json:"server"` // the PEs' OPENFAM_SERVER
+	TokenFile       string        `json:"token_file"`
+	ServerTokenFile string        `json:"server_token_file"`
+	FamdPID         int           `json:"famd_pid"`
+	MemoryFamds     []memoryState `json:"memory_famds"`
+}
+
+var (
+	memJoinedRE = regexp.MustCompile(`as memory server (\d+)`)
+	memAddrsRE  = regexp.MustCompile(`control gRPC on tcp://([^,\s]+), data plane tcp://(\S+)`)
+)
+
+// writeState writes cfg.stateFile (JSON, mode 0600, replaced atomically):
+// the set's socket and tokens, and for each memory famd its pid, id,
+// addresses and the command that restarts it. It waits (until deadline)
+// for each memory famd's log to name its id and addresses.
+func (f *privateFamd) writeState(cfg config, deadline <-chan time.Time) error {
+	st := jobState{Dir: f.dir, Server: f.server(), TokenFile: f.tokenFile, ServerTokenFile: f.serverTokenFile,
+		FamdPID: f.daemons[0].cmd.Process.Pid}
+	for k, d := range f.daemons[1:] {
+		var id, addrs [][]byte
+		for {
+			b, _ := os.ReadFile(d.logPath)
+			id, addrs = memJoinedRE.FindSubmatch(b), memAddrsRE.FindSubmatch(b)
+			if id != nil && addrs != nil {
+				break
+			}
+			select {
+			case <-deadline:
+				return fmt.Errorf("FAMRUN_STATE: %s did not log its id and addresses within %v\n%s", d.name, cfg.startup, d.logTail())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		m := memoryState{K: k + 1, PID: d.cmd.Process.Pid, Log: d.logPath, Control: string(addrs[1]), DataTCP: string(addrs[2])}
+		m.ID, _ = strconv.ParseUint(string(id[1]), 10, 64)
+		args := d.cmd.Args
+		for i := 0; i < len(args); i++ {
+			switch {
+			case args[i] == "--listen" && i+1 < len(args):
+				m.Restart = append(m.Restart, args[i], "tcp://"+m.Control, "--data-listen", m.DataTCP)
+				i++
+			case args[i] == "--data-dir" && i+1 < len(args):
+				m.DataDir = args[i+1]
+				m.Restart = append(m.Restart, args[i])
+			default:
+				m.Restart = append(m.Restart, args[i])
+			}
+		}
+		st.MemoryFamds = append(st.MemoryFamds, m)
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := cfg.stateFile + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("FAMRUN_STATE: %w", err)
+	}
+	if err := os.Rename(tmp, cfg.stateFile); err != nil {
+		return fmt.Errorf("FAMRUN_STATE: %w", err)
+	}
+	return nil
 }

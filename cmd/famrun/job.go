@@ -26,7 +26,8 @@ type peExit struct {
 
 // runJob starts the PEs, supervises them until all have exited and returns
 // famrun's exit status. fd is the private famd set (nil when OPENFAM_SERVER
-// was given); the unexpected death of any of its famds stops the job.
+// was given); the unexpected death of its metadata famd (or only famd)
+// stops the job, that of a memory famd is reported and the job goes on.
 // Signals arriving on sigs are passed on to the PEs.
 func runJob(cfg config, job, server string, fd *privateFamd, sigs <-chan os.Signal, stdout, stderr io.Writer) int {
 	var outMu sync.Mutex // keeps labelled lines of different PEs whole
@@ -63,9 +64,9 @@ func runJob(cfg config, job, server string, fd *privateFamd, sigs <-chan os.Sign
 		defer t.Stop()
 		timeout = t.C
 	}
-	var famdExited <-chan struct{}
+	var famdDeaths <-chan *daemon
 	if fd != nil {
-		famdExited = fd.exited
+		famdDeaths = fd.deaths
 	}
 
 	status := -1
@@ -108,9 +109,17 @@ func runJob(cfg config, job, server string, fd *privateFamd, sigs <-chan os.Sign
 				forwarded = true
 				signalAll(pes, s.(syscall.Signal))
 			}
-		case <-famdExited:
-			famdExited = nil
-			fmt.Fprintf(stderr, "famrun: %s", fd.deathReport())
+		case d := <-famdDeaths:
+			fmt.Fprintf(stderr, "famrun: %s", fd.deathReport(d))
+			if d != fd.daemons[0] {
+				// A memory famd: regions with redundancy (RAID1, RAID5)
+				// live on without it, and it may be restarted (see
+				// FAMRUN_STATE); PEs touching other regions get errors
+				// and decide for themselves. Watch the others.
+				fmt.Fprintf(stderr, "famrun: the job goes on without it (regions with redundancy survive a memory server)\n")
+				continue
+			}
+			famdDeaths = nil
 			if status < 0 {
 				status = exitFailure
 			}

@@ -51,8 +51,10 @@ starts, so a PE does not join as a memory server. (PEs run as the same user
 as the famds, which Unix does not separate: this guards against mistakes, not
 against a hostile program of that user.) famrun starts the PEs only once every memory famd
 has joined the metadata famd and answers it; interleaved regions (the
-default) are then striped over all K. If any famd of the set dies, the job
-is stopped.
+default) are then striped over all K. If the metadata famd (or the only
+famd) dies, the job is stopped; if a memory famd dies, famrun says so and the
+job goes on: regions with redundancy (RAID1, RAID5) survive the loss of one
+memory server, and PEs touching other regions get errors.
 
 Options:
   -n N               number of PEs to start (required, at least 1)
@@ -98,6 +100,16 @@ Environment read by famrun:
   OPENFAM_PROVIDER   default of --provider
   FAMD               path of the famd binary; when unset famrun uses the famd
                      next to its own binary, else the first famd on PATH
+  FAMRUN_STATE       with --servers K > 1: once the set is ready, famrun
+                     writes this file (JSON, mode 0600): the PEs'
+                     OPENFAM_SERVER, the token files, and for each memory
+                     famd its pid, server id, log, data directory, addresses
+                     and "restart", the command that starts it again on the
+                     same data directory and ports so that it rejoins with
+                     its id (tests kill and restart memory famds this way;
+                     famrun does not watch a restarted famd, whoever starts
+                     it stops it). The server token is then kept until the
+                     job ends, for those restarts
   TMPDIR             where the private famd's temporary directory is made
 
 Input and output: each PE's stdout and stderr go to famrun's stdout and
@@ -139,6 +151,9 @@ type config struct {
 	// data plane and the PEs' OPENFAM_PROVIDER; "" when neither is set
 	// (famds then run tcp and PEs follow them).
 	provider string
+	// stateFile is $FAMRUN_STATE: where famrun describes the famd set
+	// (--servers K > 1) so that a test can kill and restart memory famds.
+	stateFile string
 }
 
 func main() {
@@ -250,6 +265,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (config, int, bool) {
 		return cfg, exitNotFound, false
 	}
 	cfg.progPath = p
+	cfg.stateFile = os.Getenv("FAMRUN_STATE")
 	return cfg, 0, true
 }
 

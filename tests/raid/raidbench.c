@@ -1,0 +1,243 @@
+/*
+ * Figures for redundant regions (issue 16), through the C API, against a
+ * running metadata famd with memory servers (OPENFAM_SERVER). Driven by
+ * tests/raid-bench.sh.
+ *
+ *   raidbench ops [ROUNDS]
+ *       NONE, RAID1 and RAID5 regions on the same servers, measured in
+ *       turns within each round (so drift hits all three alike): blocking
+ *       put and get of 256 B and 4 MiB, fam_fetch_add_int64. Prints the
+ *       median over the rounds per operation and level, and each level's
+ *       ratio to NONE.
+ *   raidbench fill REGION LEVEL SIZE
+ *       creates REGION (LEVEL none|raid1|raid5, volatile, interleaved) with
+ *       an item "data" of SIZE MiB and fills it with 4 MiB puts of a
+ *       pattern; prints the put bandwidth.
+ *   raidbench read REGION
+ *       reads the item whole in 4 MiB gets, checks every byte, prints the
+ *       bandwidth (run with a memory server down: degraded reads).
+ *   raidbench destroy REGION
+ */
+#include <openfam.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1ull << 20)
+#define BIG (4 * MIB)
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int die(const char *what)
+{
+    fprintf(stderr, "raidbench: %s failed: %s (code %d)\n", what, fam_errmsg(), fam_errcode());
+    return 1;
+}
+
+static fam_redundancy_level_t level(const char *s)
+{
+    if (strcmp(s, "raid1") == 0)
+        return FAM_REDUNDANCY_RAID1;
+    if (strcmp(s, "raid5") == 0)
+        return FAM_REDUNDANCY_RAID5;
+    return FAM_REDUNDANCY_NONE;
+}
+
+/* fill_pattern writes the pattern of item bytes [off, off+n) into b. */
+static void fill_pattern(unsigned char *b, uint64_t off, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i += 8) {
+        uint64_t w = (off + i) * 0x9e3779b97f4a7c15ull ^ 0x5bd1e995;
+        memcpy(b + i, &w, 8);
+    }
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+enum { PUT_S, PUT_L, GET_S, GET_L, FADD, NOPS };
+static const char *opname[NOPS] = {"put 256 B", "put 4 MiB", "get 256 B", "get 4 MiB", "fetch_add"};
+static const int opiters[NOPS] = {4000, 32, 4000, 32, 4000};
+
+/* measure runs op iters times on d and returns seconds per call. */
+static double measure(int op, fam_desc_t *d, unsigned char *buf)
+{
+    int n = opiters[op];
+    double t0 = now();
+    for (int i = 0; i < n; i++) {
+        int rc = 0;
+        int64_t old;
+        switch (op) {
+        case PUT_S:
+            rc = fam_put_blocking(buf, d, (uint64_t)(i % 4096) * 4096, 256);
+            break;
+        case PUT_L:
+            rc = fam_put_blocking(buf, d, (uint64_t)(i % 4) * BIG, BIG);
+            break;
+        case GET_S:
+            rc = fam_get_blocking(buf, d, (uint64_t)(i % 4096) * 4096, 256);
+            break;
+        case GET_L:
+            rc = fam_get_blocking(buf, d, (uint64_t)(i % 4) * BIG, BIG);
+            break;
+        case FADD:
+            rc = fam_fetch_add_int64(d, (uint64_t)(i % 16) * MIB, 1, &old);
+            break;
+        }
+        if (rc != 0) {
+            die(opname[op]);
+            exit(1);
+        }
+    }
+    return (now() - t0) / n;
+}
+
+static int ops(int rounds)
+{
+    const char *names[3] = {"NONE", "RAID1", "RAID5"};
+    fam_redundancy_level_t lv[3] = {FAM_REDUNDANCY_NONE, FAM_REDUNDANCY_RAID1, FAM_REDUNDANCY_RAID5};
+    fam_desc_t *d[3];
+    fam_region_t *r[3];
+    char name[64];
+    for (int l = 0; l < 3; l++) {
+        fam_region_attr_t attr = {lv[l], FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_ENABLE, FAM_PERMISSION_REGION};
+        snprintf(name, sizeof name, "raidbench-ops-%s-%d", names[l], (int)getpid());
+        if (!(r[l] = fam_create_region(name, 64 * MIB, 0600, &attr)))
+            return die("fam_create_region");
+        if (!(d[l] = fam_allocate("data", 32 * MIB, 0600, r[l])))
+            return die("fam_allocate");
+    }
+    unsigned char *buf = malloc(BIG);
+    if (!buf)
+        return 1;
+    fill_pattern(buf, 0, BIG);
+    double *t = calloc((size_t)rounds * 3 * NOPS, sizeof *t);
+    for (int l = 0; l < 3; l++) /* warm up: connections, first touch of every page */
+        for (int i = 0; i < 8; i++)
+            if (fam_put_blocking(buf, d[l], (uint64_t)i * BIG, BIG) != 0)
+                return die("fam_put_blocking (warm-up)");
+    for (int k = 0; k < rounds; k++)
+        for (int op = 0; op < NOPS; op++)
+            for (int l = 0; l < 3; l++)
+                t[(op * 3 + l) * rounds + k] = measure(op, d[l], buf);
+    printf("%-10s %12s %12s %12s %8s %8s\n", "operation", "NONE", "RAID1", "RAID5", "RAID1/x", "RAID5/x");
+    double putl[3] = {0, 0, 0};
+    for (int op = 0; op < NOPS; op++) {
+        double med[3];
+        for (int l = 0; l < 3; l++) {
+            double *s = t + (op * 3 + l) * rounds;
+            qsort(s, rounds, sizeof *s, cmpd);
+            med[l] = s[rounds / 2];
+            if (op == PUT_L)
+                putl[l] = med[l];
+        }
+        char cell[3][32];
+        for (int l = 0; l < 3; l++) {
+            if (op == PUT_L || op == GET_L)
+                snprintf(cell[l], sizeof cell[l], "%.2f ms", med[l] * 1e3);
+            else
+                snprintf(cell[l], sizeof cell[l], "%.1f us", med[l] * 1e6);
+        }
+        printf("%-10s %12s %12s %12s %7.2fx %7.2fx\n", opname[op], cell[0], cell[1], cell[2], med[1] / med[0],
+               med[2] / med[0]);
+    }
+    printf("(median of %d rounds; 4 MiB put bandwidth: NONE %.0f, RAID1 %.0f, RAID5 %.0f MiB/s)\n", rounds, 4 / putl[0],
+           4 / putl[1], 4 / putl[2]);
+    for (int l = 0; l < 3; l++)
+        if (fam_destroy_region(r[l]) != 0)
+            return die("fam_destroy_region");
+    free(t);
+    free(buf);
+    return 0;
+}
+
+static int fill(const char *region, const char *lvname, uint64_t mib)
+{
+    fam_region_attr_t attr = {level(lvname), FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_ENABLE, FAM_PERMISSION_REGION};
+    fam_region_t *r = fam_create_region(region, mib * MIB + 64 * MIB, 0600, &attr);
+    if (!r)
+        return die("fam_create_region");
+    fam_desc_t *d = fam_allocate("data", mib * MIB, 0600, r);
+    if (!d)
+        return die("fam_allocate");
+    unsigned char *buf = malloc(BIG);
+    if (!buf)
+        return 1;
+    double t0 = now();
+    for (uint64_t off = 0; off < mib * MIB; off += BIG) {
+        fill_pattern(buf, off, BIG);
+        if (fam_put_blocking(buf, d, off, BIG) != 0)
+            return die("fam_put_blocking");
+    }
+    double dt = now() - t0;
+    printf("raidbench: filled %llu MiB of %s region %s in %.2f s: %.0f MiB/s put (4 MiB puts)\n",
+           (unsigned long long)mib, lvname, region, dt, mib / dt);
+    free(buf);
+    return 0;
+}
+
+static int readall(const char *region)
+{
+    fam_desc_t *d = fam_lookup("data", region);
+    if (!d)
+        return die("fam_lookup");
+    fam_stat_t st;
+    if (fam_stat(d, &st) != 0)
+        return die("fam_stat");
+    unsigned char *buf = malloc(BIG), *want = malloc(BIG);
+    if (!buf || !want)
+        return 1;
+    double t0 = now(), io = 0;
+    for (uint64_t off = 0; off < st.size; off += BIG) {
+        double a = now();
+        if (fam_get_blocking(buf, d, off, BIG) != 0)
+            return die("fam_get_blocking");
+        io += now() - a;
+        fill_pattern(want, off, BIG);
+        if (memcmp(buf, want, BIG) != 0) {
+            fprintf(stderr, "raidbench: region %s: bytes at %llu..+4 MiB differ\n", region, (unsigned long long)off);
+            return 1;
+        }
+    }
+    printf("raidbench: read %llu MiB of region %s back exactly in %.2f s: %.0f MiB/s get (4 MiB gets)\n",
+           (unsigned long long)(st.size / MIB), region, now() - t0, st.size / MIB / io);
+    free(buf);
+    free(want);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: raidbench ops [ROUNDS] | fill REGION LEVEL MIB | read REGION | destroy REGION\n");
+        return 2;
+    }
+    if (fam_initialize("default", NULL) != 0)
+        return die("fam_initialize");
+    int rc = 2;
+    if (strcmp(argv[1], "ops") == 0)
+        rc = ops(argc > 2 ? atoi(argv[2]) : 9);
+    else if (strcmp(argv[1], "fill") == 0 && argc == 5)
+        rc = fill(argv[2], argv[3], strtoull(argv[4], NULL, 10));
+    else if (strcmp(argv[1], "read") == 0 && argc == 3)
+        rc = readall(argv[2]);
+    else if (strcmp(argv[1], "destroy") == 0 && argc == 3) {
+        fam_region_t *r = fam_lookup_region(argv[2]);
+        rc = (!r || fam_destroy_region(r) != 0) ? die("fam_destroy_region") : 0;
+    } else
+        fprintf(stderr, "raidbench: bad arguments\n");
+    if (fam_finalize("default") != 0)
+        return die("fam_finalize");
+    return rc;
+}
