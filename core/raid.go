@@ -52,6 +52,30 @@ type redundantPlane struct {
 	client  func(j int) (*transport.Client, error)
 	down    func(j int) bool
 	suspect func(j int, err error)
+	// wrote, when set, is told of a server that a write finished without
+	// (it failed as unavailable and the write completed on the others):
+	// that server's copy is behind even if it answers again, so the
+	// membership must rebuild it before it is read (core/serverstate.go).
+	wrote func(j int, err error)
+}
+
+// OnWroteAround sets the function told of each server a completed write
+// skipped after it failed (see wrote). Clients set it to report to the
+// membership; tests set it to watch.
+func (p *redundantPlane) OnWroteAround(fn func(j int, err error)) { p.wrote = fn }
+
+// around tells wrote of every server of extra (a down mask of server
+// indexes; bit 63, "primary not current", is not a server) that the
+// completed write skipped.
+func (p *redundantPlane) around(extra uint64, err error) {
+	if p.wrote == nil {
+		return
+	}
+	for j := range p.ids {
+		if j < 63 && isDownIn(extra, j) {
+			p.wrote(j, err)
+		}
+	}
 }
 
 // NewRedundantPlane returns the data plane of an item of size bytes at
@@ -293,12 +317,16 @@ func (p *redundantPlane) putPiece(key transport.Key, pc stripe.Piece, b []byte) 
 		<-done
 	}
 	ok := 0
+	var skipped uint64
+	var skipErr error
 	for t := range rs {
 		switch err := rs[t].err; {
 		case err == nil:
 			ok++
 		case errors.Is(err, errSkipped), errors.Is(err, transport.ErrNotCurrent):
 		case p.failed(rs[t].s, err):
+			skipped |= 1 << uint(rs[t].s)
+			skipErr = err
 			rs[t].err = errSkipped
 		default:
 			return err
@@ -307,6 +335,7 @@ func (p *redundantPlane) putPiece(key transport.Key, pc stripe.Piece, b []byte) 
 	if ok == 0 {
 		return p.noCopy(pc.Server, firstErr(rs[0].err, rs[1].err))
 	}
+	p.around(skipped, skipErr)
 	// A copy being rebuilt gets the bytes now that the other holds them.
 	for t := range rs {
 		if errors.Is(rs[t].err, transport.ErrNotCurrent) {
@@ -405,6 +434,7 @@ func (p *redundantPlane) put5(key transport.Key, pc stripe.Piece, b []byte) erro
 func (p *redundantPlane) through5(key transport.Key, pc stripe.Piece, sub, a2 uint64, payload []byte, dsub, da2 uint64, dst []byte) ([]byte, error) {
 	j := pc.Server
 	var extra uint64
+	var lastErr5 error
 	for try := 0; try < raidRetries && !p.down(j); try++ {
 		c, err := p.client(j)
 		var out []byte
@@ -413,8 +443,10 @@ func (p *redundantPlane) through5(key transport.Key, pc stripe.Piece, sub, a2 ui
 		}
 		var pd *transport.PeerDownError
 		if err == nil {
+			p.around(extra, lastErr5)
 			return out, nil
 		}
+		lastErr5 = err
 		if errors.As(err, &pd) && pd.Peer >= 0 && pd.Peer < len(p.ids) && !isDownIn(extra, pd.Peer) {
 			// The parity server failed the forward; nothing was applied.
 			p.suspect(pd.Peer, err)
@@ -430,7 +462,11 @@ func (p *redundantPlane) through5(key transport.Key, pc stripe.Piece, sub, a2 ui
 		}
 		return nil, err
 	}
-	return p.degraded(key, pc, dsub, da2, extra, payload, dst)
+	out, err := p.degraded(key, pc, dsub, da2, extra, payload, dst)
+	if err == nil {
+		p.around(extra, lastErr5)
+	}
+	return out, err
 }
 
 // Atomic implements DataPlane.
@@ -496,6 +532,7 @@ func (p *redundantPlane) atomic1(key transport.Key, pc stripe.Piece, arg uint64,
 			out, err = c.Raid(transport.RaidAtomic, k, pc.Off, arg, mask&^(1<<63), args, dst)
 		}
 		if err == nil {
+			p.around(extra, lastErr)
 			return out, nil
 		}
 		lastErr = err
@@ -584,6 +621,7 @@ func (r *remote) redundant(ii *pb.ItemInfo) (DataPlane, error) {
 	if err != nil {
 		return nil, Errorf(CodeRPC, "fam_lookup", "famd described an unusable redundant placement: %v", err)
 	}
+	dp.(*redundantPlane).OnWroteAround(func(j int, err error) { r.srv.wroteAround(ids[j], err) })
 	return dp, nil
 }
 

@@ -114,7 +114,7 @@ func TestRedundantRegionsSurviveKill9(t *testing.T) {
 	work("memory famd 1 killed", 2)
 	work("memory famd 1 still down", 3)
 	mems[1] = startMem(1, "debug")
-	meta.waitLine(t, "rebuilding its share of 2 redundant regions")
+	meta.waitLine(t, "rebuilding its copies of 2 redundant regions")
 	work("memory famd 1 back", 4)
 	// The rebuild ends (data and mirror, data and parity segments); then
 	// memory famd 2 goes.

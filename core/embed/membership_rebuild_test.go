@@ -1,6 +1,4 @@
-//go:build r1rebuild
-
-// Enabled with core/rpc/rebuild_r1.go when merged with R1 (see there).
+// The membership side starts rebuilds through core/rpc/rebuild_r1.go.
 
 package embed_test
 

@@ -190,6 +190,8 @@ func TestRAID1CopyFailingMidPut(t *testing.T) {
 	if err := rg.plane.Put(rg.key, 0, want); err != nil {
 		t.Fatal(err)
 	}
+	var around sync.Map
+	rg.plane.(interface{ OnWroteAround(func(int, error)) }).OnWroteAround(func(j int, err error) { around.Store(j, err) })
 	rg.nodes[2].dead.Store(true) // holds server 2's data and server 1's mirror
 	copy(want[1000:], bytes.Repeat([]byte("after..."), 4<<10))
 	if err := rg.plane.Put(rg.key, 1000, want[1000:1000+32<<10]); err != nil {
@@ -197,6 +199,12 @@ func TestRAID1CopyFailingMidPut(t *testing.T) {
 	}
 	if !rg.wasSuspected(2) {
 		t.Fatal("the dead server was not reported to the membership")
+	}
+	// The put completed without server 2's copy: the membership must
+	// hear that its copy is behind, or a server that answers again would
+	// serve the old bytes after the survivor's loss.
+	if _, ok := around.Load(2); !ok {
+		t.Fatal("the put that skipped server 2 did not report it as written around")
 	}
 	for _, without := range [][]int{{2}} {
 		if got := rg.readWithout(t, without...); !bytes.Equal(got, want) {
