@@ -147,7 +147,7 @@ func TestServersShowDownAndRebuild(t *testing.T) {
 		}
 	}
 	out := f.ok(t, "servers")
-	if row := rowFor(t, out[strings.Index(out, "ID "):], 0, fmt.Sprint(down)); row[len(row)-1] != "down" {
+	if row := rowFor(t, out[strings.Index(out, "ID "):], 0, fmt.Sprint(down)); row[7] != "down" {
 		t.Errorf("servers table row of the down server: %v", row)
 	}
 	if row := rowFor(t, f.ok(t, "regions"), 1, "mirrored"); row[len(row)-1] != "degraded" {
@@ -163,7 +163,7 @@ func TestServersShowDownAndRebuild(t *testing.T) {
 		t.Fatalf("servers --json while rebuilding: %+v", srv)
 	}
 	out = f.ok(t, "servers")
-	if row := rowFor(t, out[strings.Index(out, "ID "):], 0, fmt.Sprint(down)); row[len(row)-1] != "rebuilding(50%)" {
+	if row := rowFor(t, out[strings.Index(out, "ID "):], 0, fmt.Sprint(down)); row[7] != "rebuilding(50%)" {
 		t.Errorf("servers table row of the rebuilding server: %v", row)
 	}
 	if row := rowFor(t, f.ok(t, "regions"), 1, "mirrored"); row[len(row)-1] != "rebuilding(50%)" {

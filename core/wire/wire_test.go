@@ -128,8 +128,8 @@ func TestOpNames(t *testing.T) {
 			t.Errorf("opcode %d has no name in opNames", o)
 		}
 	}
-	if OpFabricKey != 13 || OpFabricKey.String() != "FabricKey" || opEnd.String() != "Op(14)" {
-		t.Errorf("FabricKey is %d %q, opEnd %q", uint8(OpFabricKey), OpFabricKey, opEnd)
+	if OpFabricKey != 13 || OpFabricKey.String() != "FabricKey" || OpRaid != 14 || OpRaid.String() != "Raid" || opEnd.String() != "Op(15)" {
+		t.Errorf("FabricKey is %d %q, Raid %d %q, opEnd %q", uint8(OpFabricKey), OpFabricKey, uint8(OpRaid), OpRaid, opEnd)
 	}
 }
 
