@@ -10,8 +10,8 @@ verify-go: ## gofmt and go vet over every Go package
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench-go: ## Go micro-benchmarks of the core packages (the 64 MiB striped series: 10 gets each)
-	$(GO) test -run '^$$' -bench . -benchtime 20000x $$($(GO) list ./core/... | grep -v /core/embed)
+bench-go: ## Go micro-benchmarks of the core packages (the 64 MiB striped series: 10 gets each; the libfabric ones are make bench-fabric)
+	$(GO) test -run '^$$' -bench . -benchtime 20000x $$($(GO) list ./core/... | grep -v -e /core/embed -e /core/fabric)
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./core/embed/
 
 TEST_TARGETS   += test-go
