@@ -112,7 +112,7 @@ func (w *world) procClusterInstance(k, n, unit string) error {
 	}
 	meta, err := embed.Start(embed.Options{DataDir: filepath.Join(dir, "meta"), ShmDir: filepath.Join(dir, "meta-shm"),
 		BackupDir: filepath.Join(dir, "backups"), TCPAddr: "127.0.0.1:0", Token: clusterToken,
-		Role: "metadata", InterleaveSize: block, ServerToken: serverToken})
+		Role: "metadata", InterleaveSize: block, ServerToken: serverToken, Provider: famdProvider()})
 	if err != nil {
 		return err
 	}
@@ -122,6 +122,10 @@ func (w *world) procClusterInstance(k, n, unit string) error {
 		m := &memProc{k: i, dir: mdir, shm: mdir + "-shm", sock: mdir + ".data.sock",
 			base: []string{filepath.Join(bin, "famd"), "--role", "memory", "--join", "unix:" + meta.SocketPath(),
 				"--token-file", tok, "--server-token-file", stok}}
+		if p := famdProvider(); p != "" {
+			// The data-plane axis (provider_test.go): every famd runs it.
+			m.base = append(m.base, "--provider", p)
+		}
 		w.memProcs = append(w.memProcs, m)
 		if err := m.start(); err != nil {
 			return err
