@@ -146,7 +146,13 @@ func newRaidRig(t *testing.T, level core.Redundancy, k int, block, size uint64) 
 	rg.plane, err = core.NewRedundantPlane(level, block, 0, size, ids,
 		func(j int) (*transport.Client, error) { return rg.clients[j], nil },
 		func(j int) bool { _, ok := rg.down.Load(j); return ok },
-		func(j int, err error) { rg.suspected.Store(j, err) })
+		func(j int, err error) {
+			rg.suspected.Store(j, err)
+			// famd's probe of a reported server: a killed one is down.
+			if rg.nodes[j].dead.Load() {
+				rg.down.Store(j, true)
+			}
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,6 +612,67 @@ func TestRAID1RebuildWhileAtomicsRun(t *testing.T) {
 	for _, gone := range []int{0, 1} {
 		if v := binary.LittleEndian.Uint64(rg.readWithout(t, gone)[off:]); v != n {
 			t.Errorf("without server %d the counter is %d, want %d acknowledged", gone, v, n)
+		}
+	}
+}
+
+// A RAID1 primary that is alive but answers one atomic too late (the
+// client's timeout): the client must not have the mirror execute for it
+// on its own suspicion (famd does not hold the primary down): it did, the
+// mirror applied the add without the primary and fenced it, and the
+// primary's copy, which nobody rebuilds, lacked the add (read back after
+// the mirror's death). The atomic is tried again until the primary
+// answers, and both copies count every add once.
+func TestRAID1SlowPrimaryIsNotExecutedAround(t *testing.T) {
+	rg := newRaidRig(t, core.RAID1, 3, 4096, 16<<10)
+	const off = 8 // server 0's data; its mirror is on server 1
+	var clients []*transport.Client
+	for j := range rg.nodes {
+		c, err := transport.Dial("unix", rg.socks[j], transport.ClientOptions{Timeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		clients = append(clients, c)
+	}
+	var suspected atomic.Bool
+	plane, err := core.NewRedundantPlane(core.RAID1, 4096, 0, 16<<10, []uint64{1, 2, 3},
+		func(j int) (*transport.Client, error) { return clients[j], nil },
+		func(int) bool { return false }, // famd holds nobody down: the primary answers its probes
+		func(int, error) { suspected.Store(true) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var held atomic.Bool
+	rg.nodes[0].setHook(func(h wire.Header) error {
+		if h.Arg[0] == transport.RaidAtomic && held.CompareAndSwap(false, true) {
+			<-release // answered after the client gave up on it
+		}
+		return nil
+	})
+	// One add at off (the one held), then two at off+8: a later atomic's
+	// forward of its own word does not repair off.
+	for i := uint64(0); i < 3; i++ {
+		o, want := uint64(off), uint64(0)
+		if i > 0 {
+			o, want = off+8, i-1
+		}
+		old, err := plane.Atomic(rg.key, o, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+		if err != nil || old.Lo != want {
+			t.Fatalf("fetch_add %d: %d %v, want %d", i, old.Lo, err, want)
+		}
+		if i == 0 {
+			close(release)
+		}
+	}
+	if !held.Load() || !suspected.Load() {
+		t.Fatal("the scenario did not happen: no late answer, or the slow primary not reported")
+	}
+	for _, gone := range []int{0, 1} {
+		b := rg.readWithout(t, gone)
+		if v, w := binary.LittleEndian.Uint64(b[off:]), binary.LittleEndian.Uint64(b[off+8:]); v != 1 || w != 2 {
+			t.Errorf("without server %d the counters are %d and %d, want 1 and 2", gone, v, w)
 		}
 	}
 }
