@@ -454,6 +454,18 @@ func (p *redundantPlane) put5(key transport.Key, pc stripe.Piece, b []byte) erro
 // a parity server that failed it, and goes to the row's parity server
 // (dsub, with a2) when the data server is down or not current.
 func (p *redundantPlane) through5(key transport.Key, pc stripe.Piece, sub, a2 uint64, payload []byte, dsub, da2 uint64, dst []byte) ([]byte, error) {
+	for round := 0; ; round++ {
+		out, err := p.through5Once(key, pc, sub, a2, payload, dsub, da2, dst)
+		// The parity server refuses to act for a data server that is
+		// current again (its rebuild ended meanwhile): back to it.
+		if err != nil && errors.Is(err, transport.ErrNotCurrent) && !p.down(pc.Server) && round < 2*raidRetries {
+			continue
+		}
+		return out, err
+	}
+}
+
+func (p *redundantPlane) through5Once(key transport.Key, pc stripe.Piece, sub, a2 uint64, payload []byte, dsub, da2 uint64, dst []byte) ([]byte, error) {
 	j := pc.Server
 	start := time.Now()
 	for try := 0; !p.down(j); try++ {
@@ -536,6 +548,7 @@ func (p *redundantPlane) Atomic(key transport.Key, off uint64, kind amo.Kind, op
 // the word to the other before answering.
 func (p *redundantPlane) atomic1(key transport.Key, pc stripe.Piece, arg uint64, args, dst []byte) ([]byte, error) {
 	var extra uint64 // only bit 63: the primary answered not current
+	bounces := 0
 	var lastErr error
 	start := time.Now()
 	for try := 0; try < 2*raidRetries || time.Since(start) < raidPatience; try++ {
@@ -568,6 +581,12 @@ func (p *redundantPlane) atomic1(key transport.Key, pc stripe.Piece, arg uint64,
 			}
 		case errors.Is(err, transport.ErrNotCurrent) && t == 0:
 			extra |= 1 << 63
+		case errors.Is(err, transport.ErrNotCurrent) && t == 1 && !isDownIn(mask, prim) && bounces < 2*raidRetries:
+			// The mirror found the primary current again (its rebuild
+			// ended): back to the primary (a few times: both copies may
+			// be not current, and then the atomic fails).
+			bounces++
+			extra &^= 1 << 63
 		case unavailable(err):
 			if !p.retryLater(s, err, start, try) {
 				return nil, p.noCopy(pc.Server, err)

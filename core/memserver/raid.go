@@ -410,7 +410,14 @@ func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byt
 	if g.raid.mirror && op.Modifies() {
 		// Acting for the primary: its forwards are refused from now on
 		// (see degraded), so that one copy executes this word's atomics.
-		s.raid.fence(c.region, stripe.MirroredBy(c.index, c.k))
+		prim := stripe.MirroredBy(c.index, c.k)
+		s.raid.fence(c.region, prim)
+		if !isDown(down, prim) {
+			// As in degraded: only while the primary is not current.
+			if err := s.stillStale(c, prim, so, size); err != nil {
+				return nil, err
+			}
+		}
 	}
 	l := g.seg.raid.lock(so, c.block)
 	l.Lock()
@@ -607,6 +614,16 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 	// write it executed but whose delta is still on its way (or a server
 	// only some clients hold dead) would otherwise race with this one.
 	s.raid.fence(c.region, dead)
+	if !isDown(h.Arg[3], dead) {
+		// Not held down: the client came here because the server answered
+		// not current. Acting for it is right only while it still is: a
+		// request that arrived after its rebuild ended (and it said so,
+		// unfencing) fenced it again for good, refusing every later
+		// write of it, and the next server's death then failed its rows.
+		if err := s.stillStale(c, dead, dso, n); err != nil {
+			return nil, err
+		}
+	}
 	var opID uint64
 	if sub == transport.RaidDegradedAtomic {
 		opID = binary.LittleEndian.Uint64(payload[wire.AtomicArgsSize:])
@@ -892,6 +909,25 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		return s.reconstruct(ps, c, row, off%c.block, n, dead, 0)
 	}
 	return nil, errorf(codeInvalid, "unknown peer operation %d", sub)
+}
+
+// errPeerCurrent answers a request to act for a server that is current
+// (its rebuild ended): the client goes back to it.
+var errPeerCurrent = fmt.Errorf("%w: the server this one would act for is current again: ask it", transport.ErrNotCurrent)
+
+// stillStale checks, after fencing server i of region c, that i is still
+// not current (its data segment refuses a read of [off, off+n)): if it
+// answers, the fence is lifted and the request refused (errPeerCurrent).
+// An unreachable i keeps the fence (it announces itself current at the
+// end of its next rebuild). The read takes no block lock (kindUnlocked):
+// the caller may hold one and i may be forwarding to this server.
+func (s *Server) stillStale(c *raidConf, i int, off, n uint64) error {
+	_, err := s.peerCall(c, i, transport.RaidPeerRead, off, KindData|kindUnlocked, n, nil)
+	if err == nil {
+		s.raid.unfence(c.region, i)
+		return errPeerCurrent
+	}
+	return nil
 }
 
 // kindUnlocked, or'ed into a RaidPeerRead's segment kind, asks for the

@@ -676,3 +676,39 @@ func TestRAID1SlowPrimaryIsNotExecutedAround(t *testing.T) {
 		}
 	}
 }
+
+// A degraded RAID5 write for a data server that answered not current
+// arrives at the row's parity server after that server's rebuild ended
+// (and it told its peers so): the parity server must not fence it again.
+// It did, for good: every later write of the data server was refused by
+// its parity server and went degraded, and once a third server died
+// those rows failed ("a second server of the row is down").
+func TestRAID5LateDegradedWriteDoesNotFenceACurrentServer(t *testing.T) {
+	const block = 4096
+	rg := newRaidRig(t, core.RAID5, 3, block, 48<<10)
+	want := make([]byte, rg.size)
+	for i := range want {
+		want[i] = byte(i * 5)
+	}
+	if err := rg.plane.Put(rg.key, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	// Block 0: data on server 1, parity on server 0, the row's other data
+	// block on server 2 (see TestRAID5ParityUpdateInterrupted).
+	late := bytes.Repeat([]byte{0x11}, 100)
+	if _, err := rg.clients[0].Raid(transport.RaidDegradedPut, rg.key, 100, 1, 0, late, nil); err == nil {
+		copy(want[100:], late) // applied (the old behaviour): it counts
+	} else if !errors.Is(err, transport.ErrNotCurrent) {
+		t.Fatalf("late degraded write: %v, want applied or refused as not current", err)
+	}
+	rg.nodes[2].dead.Store(true)
+	rg.down.Store(2, true)
+	rec := bytes.Repeat([]byte{0x22}, 100)
+	if err := rg.plane.Put(rg.key, 300, rec); err != nil {
+		t.Fatalf("write of server 1's block with server 2 down: %v", err)
+	}
+	copy(want[300:], rec)
+	if got := rg.readWithout(t, 2); !bytes.Equal(got[:block], want[:block]) {
+		t.Fatal("server 1's block differs after the writes")
+	}
+}
