@@ -581,11 +581,14 @@ func (p *redundantPlane) atomic1(key transport.Key, pc stripe.Piece, arg uint64,
 			}
 		case errors.Is(err, transport.ErrNotCurrent) && t == 0:
 			extra |= 1 << 63
-		case errors.Is(err, transport.ErrNotCurrent) && t == 1 && !isDownIn(mask, prim) && bounces < 2*raidRetries:
+		case errors.Is(err, transport.ErrNotCurrent) && t == 1 && !isDownIn(mask, prim) && time.Since(start) < raidPatience:
 			// The mirror found the primary current again (its rebuild
-			// ended): back to the primary (a few times: both copies may
-			// be not current, and then the atomic fails).
-			bounces++
+			// ended): back to the primary. While the mirror hands the
+			// primary its atomics back, both may refuse for a moment:
+			// a short backoff after the first bounces.
+			if bounces++; bounces > 2 {
+				time.Sleep(min(time.Millisecond<<min(bounces-2, 4), 10*time.Millisecond))
+			}
 			extra &^= 1 << 63
 		case unavailable(err):
 			if !p.retryLater(s, err, start, try) {

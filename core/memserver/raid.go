@@ -174,6 +174,15 @@ type raidServer struct {
 	// reading across a forward's check and application.
 	fmu    sync.RWMutex
 	fenced map[fenceKey]bool
+
+	// acting counts the RAID1 atomics this server (the mirror) executes
+	// for a primary, in flight; handing marks a primary being handed its
+	// atomics back (handBack), when no new one is admitted. amu guards
+	// both; acted is signalled when a count drops to 0.
+	amu     sync.Mutex
+	acted   *sync.Cond
+	acting  map[fenceKey]int
+	handing map[fenceKey]bool
 }
 
 func (rs *raidServer) close() {
@@ -411,13 +420,31 @@ func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byt
 		// Acting for the primary: its forwards are refused from now on
 		// (see degraded), so that one copy executes this word's atomics.
 		prim := stripe.MirroredBy(c.index, c.k)
-		s.raid.fence(c.region, prim)
-		if !isDown(down, prim) {
-			// As in degraded: only while the primary is not current.
+		if !isDown(down, prim) && !s.raid.fencedNow(c.region, prim) {
+			// As in degraded: only while the primary is not current. It
+			// is asked first, so that a current primary's forwards are
+			// not refused meanwhile (its clients would bounce between
+			// the copies), and again once fenced (it may have become
+			// current in between).
+			if s.peerCurrent(c, prim, so, size) {
+				return nil, errPeerCurrent
+			}
+			s.raid.fence(c.region, prim)
 			if err := s.stillStale(c, prim, so, size); err != nil {
 				return nil, err
 			}
+		} else {
+			s.raid.fence(c.region, prim)
 		}
+		// Counted in flight, so that the primary gets its atomics back
+		// only once none executes here any more: one running here while
+		// the primary executed the same word's and each waited for the
+		// other's block lock (a deadlock until the peer timeout, after
+		// which a late forward could still apply on one copy only).
+		if !s.raid.actFor(c.region, prim) {
+			return nil, errPeerCurrent
+		}
+		defer s.raid.doneActing(c.region, prim)
 	}
 	l := g.seg.raid.lock(so, c.block)
 	l.Lock()
@@ -835,7 +862,7 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	}
 	if sub == transport.RaidPeerCurrent {
 		if sender >= 0 {
-			s.raid.unfence(region, sender)
+			s.raid.handBack(region, sender)
 		}
 		return nil, nil
 	}
@@ -922,12 +949,78 @@ var errPeerCurrent = fmt.Errorf("%w: the server this one would act for is curren
 // end of its next rebuild). The read takes no block lock (kindUnlocked):
 // the caller may hold one and i may be forwarding to this server.
 func (s *Server) stillStale(c *raidConf, i int, off, n uint64) error {
-	_, err := s.peerCall(c, i, transport.RaidPeerRead, off, KindData|kindUnlocked, n, nil)
-	if err == nil {
-		s.raid.unfence(c.region, i)
+	if s.peerCurrent(c, i, off, n) {
+		s.raid.handBack(c.region, i)
 		return errPeerCurrent
 	}
 	return nil
+}
+
+// peerCurrent reports whether server i of region c serves [off, off+n)
+// of its data segment (it is current), without taking its block lock.
+func (s *Server) peerCurrent(c *raidConf, i int, off, n uint64) bool {
+	_, err := s.peerCall(c, i, transport.RaidPeerRead, off, KindData|kindUnlocked, n, nil)
+	return err == nil
+}
+
+// fencedNow reports whether server i of region is fenced.
+func (rs *raidServer) fencedNow(region uint64, i int) bool {
+	rs.fmu.RLock()
+	defer rs.fmu.RUnlock()
+	return rs.isFenced(region, i)
+}
+
+// actFor admits an atomic executed for server i of region (fenced
+// already), unless i is being handed its atomics back.
+func (rs *raidServer) actFor(region uint64, i int) bool {
+	rs.amu.Lock()
+	defer rs.amu.Unlock()
+	k := fenceKey{region, i}
+	if rs.handing[k] {
+		return false
+	}
+	if rs.acting == nil {
+		rs.acting = map[fenceKey]int{}
+	}
+	rs.acting[k]++
+	return true
+}
+
+// doneActing ends an atomic admitted by actFor.
+func (rs *raidServer) doneActing(region uint64, i int) {
+	rs.amu.Lock()
+	defer rs.amu.Unlock()
+	k := fenceKey{region, i}
+	if rs.acting[k]--; rs.acting[k] <= 0 {
+		delete(rs.acting, k)
+		if rs.acted != nil {
+			rs.acted.Broadcast()
+		}
+	}
+}
+
+// handBack lifts server i's fence once no atomic executed here for it is
+// in flight, admitting none meanwhile. Those in flight finish: their
+// forwards to i apply there, since i's own forwards here stay refused
+// (fenced) until then, so that i never waits for a block lock held here.
+func (rs *raidServer) handBack(region uint64, i int) {
+	k := fenceKey{region, i}
+	rs.amu.Lock()
+	if rs.handing == nil {
+		rs.handing = map[fenceKey]bool{}
+	}
+	if rs.acted == nil {
+		rs.acted = sync.NewCond(&rs.amu)
+	}
+	rs.handing[k] = true
+	for rs.acting[k] > 0 {
+		rs.acted.Wait()
+	}
+	rs.amu.Unlock()
+	rs.unfence(region, i)
+	rs.amu.Lock()
+	delete(rs.handing, k)
+	rs.amu.Unlock()
 }
 
 // kindUnlocked, or'ed into a RaidPeerRead's segment kind, asks for the
