@@ -52,10 +52,10 @@ type redundantPlane struct {
 	client  func(j int) (*transport.Client, error)
 	down    func(j int) bool
 	suspect func(j int, err error)
-	// wrote, when set, is told of a server that a write finished without
-	// (it failed as unavailable and the write completed on the others):
-	// that server's copy is behind even if it answers again, so the
-	// membership must rebuild it before it is read (core/serverstate.go).
+	// wrote, when set, is told of a server that a RAID1 put finished
+	// without (famd holds it down and it failed): its copy is behind, and
+	// famd hears it from the writer too, not only from its own probes
+	// (core/serverstate.go wroteAround).
 	wrote func(j int, err error)
 }
 
@@ -273,6 +273,12 @@ func (p *redundantPlane) getPiece(key transport.Key, pc stripe.Piece, b []byte) 
 	return p.noCopy(pc.Server, lastErr)
 }
 
+// noCopy5 is the error of a RAID5 write whose data server failed it and
+// was not declared down in time.
+func (p *redundantPlane) noCopy5(j int, err error) error {
+	return fmt.Errorf("%w: memory server %d failed a write and famd has not declared it down: %v", transport.ErrUnavailable, p.ids[j], err)
+}
+
 func (p *redundantPlane) noCopy(j int, err error) error {
 	if err == nil {
 		err = transport.ErrUnavailable
@@ -320,14 +326,30 @@ func (p *redundantPlane) putPiece(key transport.Key, pc stripe.Piece, b []byte) 
 	var skipped uint64
 	var skipErr error
 	for t := range rs {
+		// A copy that failed while the membership holds its server up is
+		// written again until it answers or is held down: completing the
+		// put on the other copy alone left this one behind, and nothing
+		// rebuilds a server famd never declared down (a lost record when
+		// the other copy's server died later).
+		start := time.Now()
+		for try := 0; rs[t].err != nil && unavailable(rs[t].err) && !p.down(rs[t].s); try++ {
+			if !p.retryLater(rs[t].s, rs[t].err, start, try) {
+				break
+			}
+			if rs[t].c, rs[t].err = p.client(rs[t].s); rs[t].err == nil {
+				rs[t].err = rs[t].c.Put(rs[t].k, pc.Off, b)
+			}
+		}
 		switch err := rs[t].err; {
 		case err == nil:
 			ok++
 		case errors.Is(err, errSkipped), errors.Is(err, transport.ErrNotCurrent):
-		case p.failed(rs[t].s, err):
+		case p.failed(rs[t].s, err) && p.down(rs[t].s):
 			skipped |= 1 << uint(rs[t].s)
 			skipErr = err
 			rs[t].err = errSkipped
+		case unavailable(err):
+			return p.noCopy(pc.Server, err)
 		default:
 			return err
 		}
@@ -362,6 +384,31 @@ func firstErr(errs ...error) error {
 // another.
 const raidRetries = 4
 
+// raidPatience bounds how long a piece waits for the membership to decide
+// that a server which failed it is down (famd probes a reported server at
+// once and decides within a few seconds).
+const raidPatience = 60 * time.Second
+
+// retryLater is called after server j failed a piece with err (it did not
+// answer, or a memory server could not forward to it): it reports j and
+// waits a little before the piece is tried again, with the down mask the
+// membership gives then. It returns false once the piece has waited
+// raidPatience since start. Survivors act without a server (execute its
+// atomics, write around it, skip its forwards) only when the membership
+// holds it down: a client that named a server down on its own suspicion
+// (a timeout on a loaded machine, a forward that timed out) made the
+// survivor diverge from a server that was alive, which other clients kept
+// using and which nothing then rebuilt (lost and duplicated increments).
+func (p *redundantPlane) retryLater(j int, err error, start time.Time, try int) bool {
+	p.suspect(j, err)
+	if time.Since(start) > raidPatience {
+		return false
+	}
+	// Backoff while famd probes: 1 ms doubling to 100 ms.
+	time.Sleep(min(time.Millisecond<<min(try, 7), 100*time.Millisecond))
+	return true
+}
+
 func (p *redundantPlane) get5(key transport.Key, pc stripe.Piece, b []byte) error {
 	j := pc.Server
 	var extra uint64
@@ -394,7 +441,8 @@ func (p *redundantPlane) rowParity(pc stripe.Piece) int {
 // parity server.
 func (p *redundantPlane) degraded(key transport.Key, pc stripe.Piece, sub, a2, extra uint64, payload, dst []byte) ([]byte, error) {
 	ps := p.rowParity(pc)
-	for try := 0; try < raidRetries; try++ {
+	start := time.Now()
+	for try := 0; ; try++ {
 		mask := p.mask(extra)
 		if isDownIn(mask, ps) {
 			break
@@ -409,9 +457,12 @@ func (p *redundantPlane) degraded(key transport.Key, pc stripe.Piece, sub, a2, e
 		case err == nil:
 			return out, nil
 		case errors.As(err, &pd) && pd.Peer >= 0 && pd.Peer < len(p.ids) && !isDownIn(mask, pd.Peer):
-			p.suspect(pd.Peer, err)
-			extra |= 1 << uint(pd.Peer)
-			continue
+			// Another server of the row failed the parity server: tried
+			// again once the membership decided (see retryLater).
+			if p.retryLater(pd.Peer, err, start, try) {
+				continue
+			}
+			return nil, err
 		case p.failed(ps, err):
 			return nil, fmt.Errorf("%w: memory server %d is down and so is %d, the parity server of its row: %v",
 				transport.ErrUnavailable, p.ids[pc.Server], p.ids[ps], err)
@@ -432,41 +483,53 @@ func (p *redundantPlane) put5(key transport.Key, pc stripe.Piece, b []byte) erro
 // a parity server that failed it, and goes to the row's parity server
 // (dsub, with a2) when the data server is down or not current.
 func (p *redundantPlane) through5(key transport.Key, pc stripe.Piece, sub, a2 uint64, payload []byte, dsub, da2 uint64, dst []byte) ([]byte, error) {
+	for round := 0; ; round++ {
+		out, err := p.through5Once(key, pc, sub, a2, payload, dsub, da2, dst)
+		// The parity server refuses to act for a data server that is
+		// current again (its rebuild ended meanwhile): back to it.
+		if err != nil && errors.Is(err, transport.ErrNotCurrent) && !p.down(pc.Server) && round < 2*raidRetries {
+			continue
+		}
+		return out, err
+	}
+}
+
+func (p *redundantPlane) through5Once(key transport.Key, pc stripe.Piece, sub, a2 uint64, payload []byte, dsub, da2 uint64, dst []byte) ([]byte, error) {
 	j := pc.Server
-	var extra uint64
-	var lastErr5 error
-	for try := 0; try < raidRetries && !p.down(j); try++ {
+	start := time.Now()
+	for try := 0; !p.down(j); try++ {
 		c, err := p.client(j)
 		var out []byte
 		if err == nil {
-			out, err = c.Raid(sub, key, pc.Off, a2, p.mask(extra), payload, dst)
+			out, err = c.Raid(sub, key, pc.Off, a2, p.mask(0), payload, dst)
 		}
 		var pd *transport.PeerDownError
 		if err == nil {
-			p.around(extra, lastErr5)
 			return out, nil
 		}
-		lastErr5 = err
-		if errors.As(err, &pd) && pd.Peer >= 0 && pd.Peer < len(p.ids) && !isDownIn(extra, pd.Peer) {
+		if errors.As(err, &pd) && pd.Peer >= 0 && pd.Peer < len(p.ids) {
 			// The parity server failed the forward; nothing was applied.
-			p.suspect(pd.Peer, err)
-			extra |= 1 << uint(pd.Peer)
-			continue
+			// Tried again, without it only once the membership holds it
+			// down (see retryLater).
+			if p.retryLater(pd.Peer, err, start, try) {
+				continue
+			}
+			return nil, err
 		}
 		if errors.Is(err, transport.ErrNotCurrent) {
 			break
 		}
-		if p.failed(j, err) {
-			extra |= 1 << uint(j)
-			break
+		if unavailable(err) {
+			// The data server is written around (its bytes at the parity
+			// server) only once the membership holds it down.
+			if p.retryLater(j, err, start, try) {
+				continue
+			}
+			return nil, p.noCopy5(j, err)
 		}
 		return nil, err
 	}
-	out, err := p.degraded(key, pc, dsub, da2, extra, payload, dst)
-	if err == nil {
-		p.around(extra, lastErr5)
-	}
-	return out, err
+	return p.degraded(key, pc, dsub, da2, 0, payload, dst)
 }
 
 // Atomic implements DataPlane.
@@ -513,10 +576,14 @@ func (p *redundantPlane) Atomic(key transport.Key, off uint64, kind amo.Kind, op
 // when the primary is down or not current; the executing copy forwards
 // the word to the other before answering.
 func (p *redundantPlane) atomic1(key transport.Key, pc stripe.Piece, arg uint64, args, dst []byte) ([]byte, error) {
-	var extra uint64
+	var extra uint64 // only bit 63: the primary answered not current
+	bounces := 0
 	var lastErr error
-	for try := 0; try < 2*raidRetries; try++ {
-		mask := p.mask(extra)
+	start := time.Now()
+	for try := 0; try < 2*raidRetries || time.Since(start) < raidPatience; try++ {
+		// The down mask is the membership's alone (see retryLater): the
+		// mirror executes for the primary only once famd holds it down.
+		mask := p.mask(0)
 		t := 0
 		prim, _ := p.copyOf(key, pc.Server, 0)
 		if isDownIn(mask, prim) || isDownIn(extra, 63) {
@@ -532,19 +599,30 @@ func (p *redundantPlane) atomic1(key transport.Key, pc stripe.Piece, arg uint64,
 			out, err = c.Raid(transport.RaidAtomic, k, pc.Off, arg, mask&^(1<<63), args, dst)
 		}
 		if err == nil {
-			p.around(extra, lastErr)
 			return out, nil
 		}
 		lastErr = err
 		var pd *transport.PeerDownError
 		switch {
-		case errors.As(err, &pd) && pd.Peer >= 0 && pd.Peer < len(p.ids) && !isDownIn(extra, pd.Peer):
-			p.suspect(pd.Peer, err)
-			extra |= 1 << uint(pd.Peer)
+		case errors.As(err, &pd) && pd.Peer >= 0 && pd.Peer < len(p.ids):
+			if !p.retryLater(pd.Peer, err, start, try) {
+				return nil, p.noCopy(pc.Server, err)
+			}
 		case errors.Is(err, transport.ErrNotCurrent) && t == 0:
 			extra |= 1 << 63
-		case p.failed(s, err):
-			extra |= 1 << uint(s)
+		case errors.Is(err, transport.ErrNotCurrent) && t == 1 && !isDownIn(mask, prim) && time.Since(start) < raidPatience:
+			// The mirror found the primary current again (its rebuild
+			// ended): back to the primary. While the mirror hands the
+			// primary its atomics back, both may refuse for a moment:
+			// a short backoff after the first bounces.
+			if bounces++; bounces > 2 {
+				time.Sleep(min(time.Millisecond<<min(bounces-2, 4), 10*time.Millisecond))
+			}
+			extra &^= 1 << 63
+		case unavailable(err):
+			if !p.retryLater(s, err, start, try) {
+				return nil, p.noCopy(pc.Server, err)
+			}
 		default:
 			return nil, err
 		}

@@ -174,6 +174,15 @@ type raidServer struct {
 	// reading across a forward's check and application.
 	fmu    sync.RWMutex
 	fenced map[fenceKey]bool
+
+	// acting counts the RAID1 atomics this server (the mirror) executes
+	// for a primary, in flight; handing marks a primary being handed its
+	// atomics back (handBack), when no new one is admitted. amu guards
+	// both; acted is signalled when a count drops to 0.
+	amu     sync.Mutex
+	acted   *sync.Cond
+	acting  map[fenceKey]int
+	handing map[fenceKey]bool
 }
 
 func (rs *raidServer) close() {
@@ -410,7 +419,32 @@ func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byt
 	if g.raid.mirror && op.Modifies() {
 		// Acting for the primary: its forwards are refused from now on
 		// (see degraded), so that one copy executes this word's atomics.
-		s.raid.fence(c.region, stripe.MirroredBy(c.index, c.k))
+		prim := stripe.MirroredBy(c.index, c.k)
+		if !isDown(down, prim) && !s.raid.fencedNow(c.region, prim) {
+			// As in degraded: only while the primary is not current. It
+			// is asked first, so that a current primary's forwards are
+			// not refused meanwhile (its clients would bounce between
+			// the copies), and again once fenced (it may have become
+			// current in between).
+			if s.peerCurrent(c, prim, so, size) {
+				return nil, errPeerCurrent
+			}
+			s.raid.fence(c.region, prim)
+			if err := s.stillStale(c, prim, so, size); err != nil {
+				return nil, err
+			}
+		} else {
+			s.raid.fence(c.region, prim)
+		}
+		// Counted in flight, so that the primary gets its atomics back
+		// only once none executes here any more: one running here while
+		// the primary executed the same word's and each waited for the
+		// other's block lock (a deadlock until the peer timeout, after
+		// which a late forward could still apply on one copy only).
+		if !s.raid.actFor(c.region, prim) {
+			return nil, errPeerCurrent
+		}
+		defer s.raid.doneActing(c.region, prim)
 	}
 	l := g.seg.raid.lock(so, c.block)
 	l.Lock()
@@ -607,6 +641,16 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 	// write it executed but whose delta is still on its way (or a server
 	// only some clients hold dead) would otherwise race with this one.
 	s.raid.fence(c.region, dead)
+	if !isDown(h.Arg[3], dead) {
+		// Not held down: the client came here because the server answered
+		// not current. Acting for it is right only while it still is: a
+		// request that arrived after its rebuild ended (and it said so,
+		// unfencing) fenced it again for good, refusing every later
+		// write of it, and the next server's death then failed its rows.
+		if err := s.stillStale(c, dead, dso, n); err != nil {
+			return nil, err
+		}
+	}
 	var opID uint64
 	if sub == transport.RaidDegradedAtomic {
 		opID = binary.LittleEndian.Uint64(payload[wire.AtomicArgsSize:])
@@ -801,6 +845,8 @@ func withRecord(b, rec []byte) []byte {
 func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	sub, region, off := h.Arg[0], h.Arg[1], h.Arg[2]
 	kind, n, sender := uint32(h.Arg[3]&0xff), h.Arg[3]>>8&(1<<48-1), int(h.Arg[3]>>56)-1
+	unlocked := sub == transport.RaidPeerRead && kind&kindUnlocked != 0
+	kind &^= kindUnlocked
 	if sub == transport.RaidPeerRebuild {
 		kind = KindData
 	}
@@ -816,7 +862,7 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	}
 	if sub == transport.RaidPeerCurrent {
 		if sender >= 0 {
-			s.raid.unfence(region, sender)
+			s.raid.handBack(region, sender)
 		}
 		return nil, nil
 	}
@@ -831,12 +877,16 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		}
 		out := make([]byte, n)
 		l := sg.raid.lock(off, c.block)
-		l.Lock()
+		if !unlocked {
+			l.Lock()
+		}
 		if off < uint64(len(mem)) {
 			// Beyond the segment's end lie blocks never written: zeros.
 			copy(out, mem[off:min(off+n, uint64(len(mem)))])
 		}
-		l.Unlock()
+		if !unlocked {
+			l.Unlock()
+		}
 		return out, nil
 	case transport.RaidPeerWrite:
 		rec, ok := splitRecord(payload, n)
@@ -887,6 +937,96 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	}
 	return nil, errorf(codeInvalid, "unknown peer operation %d", sub)
 }
+
+// errPeerCurrent answers a request to act for a server that is current
+// (its rebuild ended): the client goes back to it.
+var errPeerCurrent = fmt.Errorf("%w: the server this one would act for is current again: ask it", transport.ErrNotCurrent)
+
+// stillStale checks, after fencing server i of region c, that i is still
+// not current (its data segment refuses a read of [off, off+n)): if it
+// answers, the fence is lifted and the request refused (errPeerCurrent).
+// An unreachable i keeps the fence (it announces itself current at the
+// end of its next rebuild). The read takes no block lock (kindUnlocked):
+// the caller may hold one and i may be forwarding to this server.
+func (s *Server) stillStale(c *raidConf, i int, off, n uint64) error {
+	if s.peerCurrent(c, i, off, n) {
+		s.raid.handBack(c.region, i)
+		return errPeerCurrent
+	}
+	return nil
+}
+
+// peerCurrent reports whether server i of region c serves [off, off+n)
+// of its data segment (it is current), without taking its block lock.
+func (s *Server) peerCurrent(c *raidConf, i int, off, n uint64) bool {
+	_, err := s.peerCall(c, i, transport.RaidPeerRead, off, KindData|kindUnlocked, n, nil)
+	return err == nil
+}
+
+// fencedNow reports whether server i of region is fenced.
+func (rs *raidServer) fencedNow(region uint64, i int) bool {
+	rs.fmu.RLock()
+	defer rs.fmu.RUnlock()
+	return rs.isFenced(region, i)
+}
+
+// actFor admits an atomic executed for server i of region (fenced
+// already), unless i is being handed its atomics back.
+func (rs *raidServer) actFor(region uint64, i int) bool {
+	rs.amu.Lock()
+	defer rs.amu.Unlock()
+	k := fenceKey{region, i}
+	if rs.handing[k] {
+		return false
+	}
+	if rs.acting == nil {
+		rs.acting = map[fenceKey]int{}
+	}
+	rs.acting[k]++
+	return true
+}
+
+// doneActing ends an atomic admitted by actFor.
+func (rs *raidServer) doneActing(region uint64, i int) {
+	rs.amu.Lock()
+	defer rs.amu.Unlock()
+	k := fenceKey{region, i}
+	if rs.acting[k]--; rs.acting[k] <= 0 {
+		delete(rs.acting, k)
+		if rs.acted != nil {
+			rs.acted.Broadcast()
+		}
+	}
+}
+
+// handBack lifts server i's fence once no atomic executed here for it is
+// in flight, admitting none meanwhile. Those in flight finish: their
+// forwards to i apply there, since i's own forwards here stay refused
+// (fenced) until then, so that i never waits for a block lock held here.
+func (rs *raidServer) handBack(region uint64, i int) {
+	k := fenceKey{region, i}
+	rs.amu.Lock()
+	if rs.handing == nil {
+		rs.handing = map[fenceKey]bool{}
+	}
+	if rs.acted == nil {
+		rs.acted = sync.NewCond(&rs.amu)
+	}
+	rs.handing[k] = true
+	for rs.acting[k] > 0 {
+		rs.acted.Wait()
+	}
+	rs.amu.Unlock()
+	rs.unfence(region, i)
+	rs.amu.Lock()
+	delete(rs.handing, k)
+	rs.amu.Unlock()
+}
+
+// kindUnlocked, or'ed into a RaidPeerRead's segment kind, asks for the
+// bytes without taking their block lock: a RAID1 rebuild's read, made
+// while the rebuilt copy holds its own block lock (see rebuildSegment).
+const kindUnlocked uint32 = 0x80
 
 // --- fences ---
 
@@ -1139,7 +1279,14 @@ func (s *Server) rebuildSegment(sg *segment, c *raidConf, rb *rebuild) error {
 			l := sg.raid.lock(off, c.block)
 			l.Lock()
 			var b []byte
-			if b, err = s.peerRead(c, src, kind, off, n); err == nil {
+			// Read without the source's block lock (kindUnlocked): the
+			// source's atomics hold that lock while they forward to this
+			// copy, which waits for the lock held here, so a locked read
+			// deadlocked until the peer timeout, failing both the forward
+			// and the rebuild. Unlocked is safe: a forward in flight is
+			// applied here after this chunk (it waits for this lock), and
+			// a plain put's ordered copy to this server too.
+			if b, err = s.peerRead(c, src, kind|kindUnlocked, off, n); err == nil {
 				copy(mem[off:], b)
 			}
 			l.Unlock()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -145,7 +146,13 @@ func newRaidRig(t *testing.T, level core.Redundancy, k int, block, size uint64) 
 	rg.plane, err = core.NewRedundantPlane(level, block, 0, size, ids,
 		func(j int) (*transport.Client, error) { return rg.clients[j], nil },
 		func(j int) bool { _, ok := rg.down.Load(j); return ok },
-		func(j int, err error) { rg.suspected.Store(j, err) })
+		func(j int, err error) {
+			rg.suspected.Store(j, err)
+			// famd's probe of a reported server: a killed one is down.
+			if rg.nodes[j].dead.Load() {
+				rg.down.Store(j, true)
+			}
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,10 +307,9 @@ func TestRAID5ParityUpdateInterrupted(t *testing.T) {
 	if !rg.wasSuspected(0) {
 		t.Fatal("the parity server that failed was not reported")
 	}
-	// The retry went without the parity update (server 0 named down in
-	// it): reconstructing block 0 from parity would now be wrong, which
-	// is what a rebuild of server 0's parity repairs. Before that, reads
-	// of the data itself are exact.
+	// Nobody holds server 0 down, so the retry updated the parity too
+	// (a client no longer names a server down on its own suspicion).
+	// Reads of the data itself are exact.
 	got := make([]byte, rg.size)
 	if err := rg.plane.Get(rg.key, 0, got); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("read after the interrupted parity update: %v", err)
@@ -481,5 +487,231 @@ func TestAtomicRetryAfterForwardIsAppliedOnce(t *testing.T) {
 				t.Fatalf("next fetch_add: %d %v, want 6", old.Lo, err)
 			}
 		})
+	}
+}
+
+// A RAID1 primary's rebuild copies a block from the mirror while an
+// atomic executed at the mirror (the primary is not current) forwards its
+// new word to the primary. The rebuild holds the primary's block lock and
+// reads the mirror; the mirror's atomic holds the mirror's block lock and
+// waits for the primary's. The rebuild's read must not take the mirror's
+// block lock: it did, and the two waited for each other until the peer
+// timeout (10s) failed the rebuild and the atomic's forward. The hooks
+// force that interleaving: the mirror answers the rebuild's first read
+// only once the forward reached the primary.
+func TestRAID1RebuildReadDuringMirrorAtomic(t *testing.T) {
+	rg := newRaidRig(t, core.RAID1, 3, 4096, 1<<20)
+	const off = 8 // server 0's data segment; its mirror is on server 1
+	forwarded := make(chan struct{})
+	var fwdOnce, readOnce atomic.Bool
+	rg.nodes[0].setHook(func(h wire.Header) error {
+		if h.Arg[0] == transport.RaidPeerWrite && fwdOnce.CompareAndSwap(false, true) {
+			close(forwarded)
+		}
+		return nil
+	})
+	rg.nodes[1].setHook(func(h wire.Header) error {
+		if h.Arg[0] == transport.RaidPeerRead && readOnce.CompareAndSwap(false, true) {
+			select {
+			case <-forwarded:
+			case <-time.After(30 * time.Second):
+				return errors.New("test: the mirror's forward never reached the primary")
+			}
+		}
+		return nil
+	})
+	start := time.Now()
+	if rep, err := rg.nodes[0].ms.Rebuild(context.Background(), &pb.RebuildRequest{Segment: segOf(t, rg, 0)}); err != nil || rep.GetErr() != nil {
+		t.Fatal(err, rep.GetErr())
+	}
+	old, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+	if err != nil || old.Lo != 0 {
+		t.Fatalf("fetch_add during the rebuild: %d %v, want 0", old.Lo, err)
+	}
+	waitRebuilt(t, rg.nodes[0].ms)
+	if took := time.Since(start); took >= 10*time.Second {
+		t.Errorf("the rebuild took %v: it waited for a peer timeout", took)
+	}
+	if !readOnce.Load() || !fwdOnce.Load() {
+		t.Fatal("the scenario did not happen: no rebuild read or no forward")
+	}
+	for _, gone := range []int{0, 1} {
+		if v := binary.LittleEndian.Uint64(rg.readWithout(t, gone)[off:]); v != 1 {
+			t.Errorf("without server %d the counter is %d, want 1", gone, v)
+		}
+	}
+}
+
+// A RAID1 primary is rebuilt while clients hammer one counter on it: the
+// atomics go to the mirror (the primary is not current), which forwards
+// each new word to the primary under its block lock, while the rebuild
+// copies the counter's block from the mirror under the primary's lock.
+// The rebuild's read must not wait for the mirror's block lock (it did:
+// each side held its own lock and waited for the other's, until the peer
+// timeout broke the cycle, failing the forward; the client then held the
+// primary down and the mirror executed without it, so the rebuilt
+// primary lacked increments). At the rebuild's end the mirror hands the
+// atomics back: none it admitted may still run when the primary executes
+// (each would hold its block lock and wait for the other's), and a
+// request arriving later must not fence the current primary again.
+// Every fetched value must be distinct, no
+// call may fail, the rebuild must not stall, and both copies must hold the
+// final count.
+func TestRAID1RebuildWhileAtomicsRun(t *testing.T) {
+	rg := newRaidRig(t, core.RAID1, 3, 4096, 4<<20)
+	const off = 0 // server 0's data segment; its mirror is on server 1
+	var stop atomic.Bool
+	var count atomic.Uint64
+	var mu sync.Mutex
+	seen := map[uint64]bool{}
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				old, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+				if err != nil {
+					errs <- err
+					return
+				}
+				count.Add(1)
+				mu.Lock()
+				dup := seen[old.Lo]
+				seen[old.Lo] = true
+				mu.Unlock()
+				if dup {
+					errs <- fmt.Errorf("fetched %d twice", old.Lo)
+					return
+				}
+			}
+		}()
+	}
+	for count.Load() < 200 {
+		runtime.Gosched() // waiting for the writers to be under way
+	}
+	start := time.Now()
+	if rep, err := rg.nodes[0].ms.Rebuild(context.Background(), &pb.RebuildRequest{Segment: segOf(t, rg, 0)}); err != nil || rep.GetErr() != nil {
+		t.Fatal(err, rep.GetErr())
+	}
+	waitRebuilt(t, rg.nodes[0].ms)
+	took := time.Since(start)
+	at := count.Load()
+	for count.Load() < at+200 && len(errs) == 0 {
+		runtime.Gosched()
+	}
+	stop.Store(true)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatalf("an atomic during the rebuild: %v", err)
+	default:
+	}
+	if took >= 10*time.Second {
+		t.Errorf("the rebuild took %v: it waited for a peer timeout", took)
+	}
+	n := count.Load()
+	for _, gone := range []int{0, 1} {
+		if v := binary.LittleEndian.Uint64(rg.readWithout(t, gone)[off:]); v != n {
+			t.Errorf("without server %d the counter is %d, want %d acknowledged", gone, v, n)
+		}
+	}
+}
+
+// A RAID1 primary that is alive but answers one atomic too late (the
+// client's timeout): the client must not have the mirror execute for it
+// on its own suspicion (famd does not hold the primary down): it did, the
+// mirror applied the add without the primary and fenced it, and the
+// primary's copy, which nobody rebuilds, lacked the add (read back after
+// the mirror's death). The atomic is tried again until the primary
+// answers, and both copies count every add once.
+func TestRAID1SlowPrimaryIsNotExecutedAround(t *testing.T) {
+	rg := newRaidRig(t, core.RAID1, 3, 4096, 16<<10)
+	const off = 8 // server 0's data; its mirror is on server 1
+	var clients []*transport.Client
+	for j := range rg.nodes {
+		c, err := transport.Dial("unix", rg.socks[j], transport.ClientOptions{Timeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		clients = append(clients, c)
+	}
+	var suspected atomic.Bool
+	plane, err := core.NewRedundantPlane(core.RAID1, 4096, 0, 16<<10, []uint64{1, 2, 3},
+		func(j int) (*transport.Client, error) { return clients[j], nil },
+		func(int) bool { return false }, // famd holds nobody down: the primary answers its probes
+		func(int, error) { suspected.Store(true) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var held atomic.Bool
+	rg.nodes[0].setHook(func(h wire.Header) error {
+		if h.Arg[0] == transport.RaidAtomic && held.CompareAndSwap(false, true) {
+			<-release // answered after the client gave up on it
+		}
+		return nil
+	})
+	// One add at off (the one held), then two at off+8: a later atomic's
+	// forward of its own word does not repair off.
+	for i := uint64(0); i < 3; i++ {
+		o, want := uint64(off), uint64(0)
+		if i > 0 {
+			o, want = off+8, i-1
+		}
+		old, err := plane.Atomic(rg.key, o, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
+		if err != nil || old.Lo != want {
+			t.Fatalf("fetch_add %d: %d %v, want %d", i, old.Lo, err, want)
+		}
+		if i == 0 {
+			close(release)
+		}
+	}
+	if !held.Load() || !suspected.Load() {
+		t.Fatal("the scenario did not happen: no late answer, or the slow primary not reported")
+	}
+	for _, gone := range []int{0, 1} {
+		b := rg.readWithout(t, gone)
+		if v, w := binary.LittleEndian.Uint64(b[off:]), binary.LittleEndian.Uint64(b[off+8:]); v != 1 || w != 2 {
+			t.Errorf("without server %d the counters are %d and %d, want 1 and 2", gone, v, w)
+		}
+	}
+}
+
+// A degraded RAID5 write for a data server that answered not current
+// arrives at the row's parity server after that server's rebuild ended
+// (and it told its peers so): the parity server must not fence it again.
+// It did, for good: every later write of the data server was refused by
+// its parity server and went degraded, and once a third server died
+// those rows failed ("a second server of the row is down").
+func TestRAID5LateDegradedWriteDoesNotFenceACurrentServer(t *testing.T) {
+	const block = 4096
+	rg := newRaidRig(t, core.RAID5, 3, block, 48<<10)
+	want := make([]byte, rg.size)
+	for i := range want {
+		want[i] = byte(i * 5)
+	}
+	if err := rg.plane.Put(rg.key, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	// Block 0: data on server 1, parity on server 0, the row's other data
+	// block on server 2 (see TestRAID5ParityUpdateInterrupted).
+	late := bytes.Repeat([]byte{0x11}, 100)
+	if _, err := rg.clients[0].Raid(transport.RaidDegradedPut, rg.key, 100, 1, 0, late, nil); err == nil {
+		copy(want[100:], late) // applied (the old behaviour): it counts
+	} else if !errors.Is(err, transport.ErrNotCurrent) {
+		t.Fatalf("late degraded write: %v, want applied or refused as not current", err)
+	}
+	rg.nodes[2].dead.Store(true)
+	rg.down.Store(2, true)
+	rec := bytes.Repeat([]byte{0x22}, 100)
+	if err := rg.plane.Put(rg.key, 300, rec); err != nil {
+		t.Fatalf("write of server 1's block with server 2 down: %v", err)
+	}
+	copy(want[300:], rec)
+	if got := rg.readWithout(t, 2); !bytes.Equal(got[:block], want[:block]) {
+		t.Fatal("server 1's block differs after the writes")
 	}
 }
