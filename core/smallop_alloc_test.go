@@ -18,6 +18,9 @@ import (
 // quiet's list of calls and the transport's requests and closures, 3 to
 // 11 a call.
 func TestRemoteSmallOpsAllocate(t *testing.T) {
+	if raceOn {
+		t.Skip("SKIP under -race: the race detector allocates on every synchronisation; make test-go counts allocations in a run without it")
+	}
 	d, err := embed.Start(embed.Options{NoSocket: true, TCPAddr: "127.0.0.1:0", Token: "allocs",
 		DataSpin: transport.DefaultServerSpin})
 	if err != nil {

@@ -3,8 +3,9 @@
 GO_PKGS := ./core/... ./internal/...
 
 .PHONY: test-go verify-go bench-go
-test-go: ## Go unit tests of the core and shared internal packages (race detector on)
+test-go: ## Go unit tests of the core and shared internal packages (race detector on; the allocation counts without it)
 	$(GO) test -race -count=1 $(GO_PKGS)
+	$(GO) test -count=1 -run 'TestRemoteSmallOpsAllocate|TestSmallCallsAllocateNothing' ./core/ ./core/transport/
 
 verify-go: ## gofmt and go vet over every Go package
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
