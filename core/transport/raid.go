@@ -71,6 +71,7 @@ type PeerDownError struct {
 	Msg  string
 }
 
+// Error names the peer and the reason it gave.
 func (e *PeerDownError) Error() string { return fmt.Sprintf("peer %d: %s", e.Peer, e.Msg) }
 
 // statusError is the client's error for a failed reply's status and
