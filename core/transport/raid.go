@@ -113,6 +113,14 @@ func (c *Client) Raid(sub uint64, key Key, a1, a2, a3 uint64, payload, dst []byt
 	return r.dst, nil
 }
 
+// PutNow writes a put's frame(s) at once and returns its Call, which the
+// caller waits for next: Wait then reads the reply on the caller's own
+// goroutine as Put does, with no hand-over to the connection's reader.
+// Puts to different servers started one after the other and then waited
+// for overlap without a goroutine each (RAID1 writes its two copies so).
+// Errors as Put.
+func (c *Client) PutNow(key Key, off uint64, src []byte) *Call { return c.put(key, off, src, true) }
+
 // completeRaid reads an OpRaid reply's payload.
 func (cc *cconn) completeRaid(h wire.Header, r *req) error {
 	if int(h.PayloadLen) != len(r.dst) {
