@@ -120,6 +120,11 @@ type raidConf struct {
 	region  uint64
 	persist bool
 	redSize uint64 // size of the mirror or parity segment
+	// clients caches peerClient's answer for each peer: every forward
+	// (one per RAID1 atomic, per RAID5 write) otherwise asked the host
+	// name and looked the address up under a lock. A new conf (peers
+	// moved) starts empty.
+	clients []atomic.Pointer[transport.Client]
 }
 
 func (c *raidConf) parity() stripe.Parity { return stripe.Parity{Block: c.block, Servers: c.k} }
@@ -197,7 +202,8 @@ func (rs *raidServer) close() {
 // confOf reads a kind-0 redundant Segment.
 func confOf(d *pb.Segment) (*raidConf, error) {
 	c := &raidConf{level: d.GetRedundancy(), index: int(d.GetIndex()), k: len(d.GetPeers()), block: d.GetBlock(),
-		peers: d.GetPeers(), region: d.GetRegionId(), persist: d.GetPersistent(), redSize: d.GetRedundantSize()}
+		peers: d.GetPeers(), region: d.GetRegionId(), persist: d.GetPersistent(), redSize: d.GetRedundantSize(),
+		clients: make([]atomic.Pointer[transport.Client], len(d.GetPeers()))}
 	if len(d.GetPeerKey()) != len(c.peerKey) {
 		return nil, errors.New("redundant segment without a peer key")
 	}
@@ -764,6 +770,19 @@ func (s *Server) reconstruct(ps *segment, c *raidConf, row, in, n uint64, dead i
 
 // peerClient returns the data-plane client of peer i of region c.
 func (s *Server) peerClient(c *raidConf, i int) (*transport.Client, error) {
+	if cl := c.clients[i].Load(); cl != nil {
+		return cl, nil
+	}
+	cl, err := s.dialPeer(c, i)
+	if err == nil {
+		c.clients[i].Store(cl)
+	}
+	return cl, err
+}
+
+// dialPeer returns the client of peer i's data-plane address, shared by
+// every region on that peer, dialling it the first time.
+func (s *Server) dialPeer(c *raidConf, i int) (*transport.Client, error) {
 	pi := c.peers[i]
 	host, _ := os.Hostname()
 	network, addr, tok := "tcp", pi.GetDataTcp(), ""
@@ -778,7 +797,7 @@ func (s *Server) peerClient(c *raidConf, i int) (*transport.Client, error) {
 	if cl, ok := rs.peers[network+":"+addr]; ok {
 		return cl, nil
 	}
-	cl, err := transport.Dial(network, addr, transport.ClientOptions{Token: tok, Timeout: peerTimeout, Conns: 4})
+	cl, err := transport.Dial(network, addr, transport.ClientOptions{Token: tok, Timeout: peerTimeout, Conns: 4, Spin: s.opts.PeerSpin})
 	if err != nil {
 		return nil, &transport.PeerDownError{Peer: i, Msg: err.Error()}
 	}
@@ -1093,11 +1112,21 @@ type opKey struct{ region, id uint64 }
 
 // appliedOps remembers the results of the latest atomics executed here
 // or forwarded here, by operation id.
+// The results live in a ring allocated once (on the first record), the
+// map holding each one's slot: a record costs no allocation, where a map
+// of result slices cost one per atomic on each copy.
 type appliedOps struct {
 	mu   sync.Mutex
-	res  map[opKey][]byte
-	ring [appliedMemory]opKey
+	slot map[opKey]int32
+	ring []appliedOp
 	next int
+}
+
+// appliedOp is one remembered atomic.
+type appliedOp struct {
+	key  opKey
+	res  [wire.AtomicResultSize]byte
+	used bool
 }
 
 func opRecord(id uint64, res []byte) []byte {
@@ -1134,17 +1163,22 @@ func (rs *raidServer) record(region, id uint64, res []byte) {
 	a := &rs.ops
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.res == nil {
-		a.res = map[opKey][]byte{}
+	if a.ring == nil {
+		a.ring = make([]appliedOp, appliedMemory)
+		a.slot = make(map[opKey]int32, appliedMemory)
 	}
 	k := opKey{region, id}
-	if _, ok := a.res[k]; ok {
+	if _, ok := a.slot[k]; ok {
 		return
 	}
-	delete(a.res, a.ring[a.next])
-	a.ring[a.next] = k
+	e := &a.ring[a.next]
+	if e.used {
+		delete(a.slot, e.key)
+	}
+	e.key, e.used = k, true
+	copy(e.res[:], res)
+	a.slot[k] = int32(a.next)
 	a.next = (a.next + 1) % appliedMemory
-	a.res[k] = append([]byte(nil), res...)
 }
 
 func (rs *raidServer) applied(region, id uint64) ([]byte, bool) {
@@ -1154,8 +1188,12 @@ func (rs *raidServer) applied(region, id uint64) ([]byte, bool) {
 	a := &rs.ops
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r, ok := a.res[opKey{region, id}]
-	return r, ok
+	i, ok := a.slot[opKey{region, id}]
+	if !ok {
+		return nil, false
+	}
+	// A copy: the slot is reused once appliedMemory more are recorded.
+	return append([]byte(nil), a.ring[i].res[:]...), true
 }
 
 // --- rebuild ---
