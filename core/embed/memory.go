@@ -126,10 +126,7 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 	}
 	m.unlock = unlock
 	cleanup = append(cleanup, unlock)
-	ms, err := memserver.New(memserver.Options{DataDir: opts.DataDir, ShmDir: opts.ShmDir, Logf: opts.Logf, Token: opts.Token,
-		// Forwards poll for their peer's answer as the data plane polls
-		// for requests: both windows are famd's --spin.
-		PeerSpin: opts.DataSpin})
+	ms, err := memserver.New(memserver.Options{DataDir: opts.DataDir, ShmDir: opts.ShmDir, Logf: opts.Logf, Token: opts.Token})
 	if err != nil {
 		return nil, err
 	}

@@ -55,12 +55,6 @@ type Options struct {
 	// exposed on (famd --provider); every key forgotten here is withdrawn
 	// from it too. SetFabric sets it later.
 	Fabric transport.FabricServer
-	// PeerSpin is how long a forward to a peer (a RAID1 atomic's word, a
-	// RAID5 parity delta) polls for the peer's answer before parking
-	// (transport.ClientOptions.Spin): the forward sits on the path of the
-	// client's reply, and a parked wait costs a wake-up on top of the
-	// round trip. famd gives its data-plane --spin; 0 never polls.
-	PeerSpin time.Duration
 }
 
 // Server is a memory server: segments, granted keys, and the Memory

@@ -797,7 +797,7 @@ func (s *Server) dialPeer(c *raidConf, i int) (*transport.Client, error) {
 	if cl, ok := rs.peers[network+":"+addr]; ok {
 		return cl, nil
 	}
-	cl, err := transport.Dial(network, addr, transport.ClientOptions{Token: tok, Timeout: peerTimeout, Conns: 4, Spin: s.opts.PeerSpin})
+	cl, err := transport.Dial(network, addr, transport.ClientOptions{Token: tok, Timeout: peerTimeout, Conns: 4})
 	if err != nil {
 		return nil, &transport.PeerDownError{Peer: i, Msg: err.Error()}
 	}
