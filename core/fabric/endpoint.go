@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +100,9 @@ type endpointState struct {
 	addr  []byte
 	local bool // FI_MR_LOCAL: local buffers need registering
 
+	// domain is the fabric domain opened (fi_domain_attr.name).
+	domain string
+
 	mrMode        int32
 	keySize       uintptr
 	maxMsg        uint64
@@ -191,8 +195,8 @@ func open(prov string, opts Options) (*Endpoint, error) {
 	e.stop, e.gone = make(chan struct{}), make(chan struct{})
 	e.pcond = sync.NewCond(&e.pmu)
 	go e.progress()
-	e.logf("fabric: %s endpoint open, address %x, mr_mode %#x, data progress %s, max message %d, atomics %s",
-		prov, e.addr, e.mrMode, map[bool]string{true: "auto", false: "manual"}[e.auto], e.maxMsg,
+	e.logf("fabric: %s endpoint open on domain %s, address %x, mr_mode %#x, data progress %s, max message %d, atomics %s",
+		prov, e.domain, e.addr, e.mrMode, map[bool]string{true: "auto", false: "manual"}[e.auto], e.maxMsg,
 		map[bool]string{true: "native", false: "through the server's protocol"}[e.native])
 	return e, nil
 }
@@ -230,8 +234,42 @@ func (e *Endpoint) getinfo() error {
 		}
 	}
 	e.rmaEvent = info.caps&fiRMAEvent != 0
+	e.domain = goString(info.domainAttr.name)
 	e.info = info
 	return nil
+}
+
+// isShm reports whether prov is libfabric's shm provider, which names its
+// endpoints after the node given (see Options.Node) and answers a refused
+// key with silence (see recover.go).
+func isShm(prov string) bool {
+	p, _, _ := strings.Cut(prov, ";")
+	return strings.EqualFold(strings.TrimSpace(p), "shm")
+}
+
+// domains lists the names of the domains the provider offers with caps
+// when no device is asked for, for the error of a device it lacks.
+func (e *Endpoint) domains(caps uint64) string {
+	o := &Endpoint{prov: e.prov}
+	o.l, o.opts = e.l, e.opts
+	o.opts.Device = ""
+	info, err := o.query(caps)
+	if err != nil {
+		return "none"
+	}
+	defer callInt(e.l.freeinfo, uintptr(up(info)))
+	var names []string
+	seen := map[string]bool{}
+	for i := info; i != nil; i = i.next {
+		if n := goString(i.domainAttr.name); n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // query runs fi_getinfo for the provider with caps and returns the first
@@ -243,6 +281,7 @@ func (e *Endpoint) query(caps uint64) (*fiInfo, error) {
 	}
 	defer func() {
 		hints.fabricAttr.provName = nil // Go memory: not for fi_freeinfo
+		hints.domainAttr.name = nil
 		callInt(e.l.freeinfo, uintptr(up(hints)))
 	}()
 	hints.caps = caps
@@ -253,10 +292,17 @@ func (e *Endpoint) query(caps uint64) (*fiInfo, error) {
 	hints.txAttr.opFlags = fiDeliveryComp
 	name := cstr(e.prov)
 	hints.fabricAttr.provName = unsafe.Pointer(&name[0])
+	var device []byte
+	if e.opts.Device != "" {
+		// OpenFAM's if_device: libfabric keeps the answers whose domain
+		// has this name.
+		device = cstr(e.opts.Device)
+		hints.domainAttr.name = unsafe.Pointer(&device[0])
+	}
 	var node, service []byte
 	var nodep, servp uintptr
 	var flags uint64
-	if e.opts.Node != "" || e.opts.Service != "" {
+	if (e.opts.Node != "" || e.opts.Service != "") && !isShm(e.prov) {
 		flags = fiSource
 		if e.opts.Node != "" {
 			node = cstr(e.opts.Node)
@@ -276,15 +322,51 @@ func (e *Endpoint) query(caps uint64) (*fiInfo, error) {
 		rc = callInt(e.l.getinfo, apiVersion, nodep, servp, uintptr(flags), uintptr(up(hints)), uintptr(up(&info)))
 	}
 	runtime.KeepAlive(name)
+	runtime.KeepAlive(device)
 	runtime.KeepAlive(node)
 	runtime.KeepAlive(service)
 	if rc != 0 {
+		if rc == -fiENODATA && e.opts.Device != "" {
+			return nil, fmt.Errorf("fabric: provider %q has no domain %q with an RDM endpoint and RMA here (the if_device; its domains here: %s; fi_getinfo: %s)",
+				e.prov, e.opts.Device, e.domains(caps), e.l.errstr(rc))
+		}
 		if rc == -fiENODATA {
 			return nil, fmt.Errorf("fabric: provider %q offers no RDM endpoint with RMA here (fi_getinfo: %s)", e.prov, e.l.errstr(rc))
 		}
 		return nil, fmt.Errorf("fabric: provider %q: fi_getinfo: %s", e.prov, e.l.errstr(rc))
 	}
+	if e.opts.Device != "" {
+		// Not every provider filters on the hint (tcp;ofi_rxm and sockets
+		// of libfabric 1.17 answer with every interface): the first
+		// answer on the device is taken here.
+		return e.onDevice(info)
+	}
 	return info, nil
+}
+
+// onDevice returns a copy of the first of the answers in list whose domain
+// is Options.Device, and frees list; an error names the device and the
+// domains the answers have.
+func (e *Endpoint) onDevice(list *fiInfo) (*fiInfo, error) {
+	defer callInt(e.l.freeinfo, uintptr(up(list)))
+	var names []string
+	seen := map[string]bool{}
+	for i := list; i != nil; i = i.next {
+		n := goString(i.domainAttr.name)
+		if n == e.opts.Device {
+			dup := (*fiInfo)(callPtr(e.l.dupinfo, uintptr(up(i))))
+			if dup == nil {
+				return nil, fmt.Errorf("fabric: %s: fi_dupinfo failed", e.prov)
+			}
+			return dup, nil
+		}
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return nil, fmt.Errorf("fabric: provider %q has no domain %q with an RDM endpoint and RMA here (the if_device; its domains here: %s)",
+		e.prov, e.opts.Device, strings.Join(names, ", "))
 }
 
 // setup opens the fabric, domain, completion queue, address vector and

@@ -608,7 +608,9 @@ func TestHelperServer(t *testing.T) {
 	if prov == "" {
 		t.Skip("SKIP: only run as TestServerKilledDuringOps's child")
 	}
-	srv, err := Open(prov, Options{})
+	// FABRIC_HELPER_NODE binds it as famd binds its endpoint to the host
+	// it listens on (TestShmIgnoresNode).
+	srv, err := Open(prov, Options{Node: os.Getenv("FABRIC_HELPER_NODE")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,64 @@
+package fabric
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gofam/openfam/core/transport"
+)
+
+// TestDevice: Options.Device (OpenFAM's if_device) picks the fabric
+// domain through fi_getinfo's hints, and the endpoint moves bytes on it;
+// a device the provider has no domain of fails Open with the name asked
+// and the domains there are.
+func TestDevice(t *testing.T) {
+	for _, prov := range []string{"sockets", "tcp;ofi_rxm"} {
+		t.Run(prov, func(t *testing.T) {
+			pr := openPair(t, prov, Options{Device: "lo", Node: "127.0.0.1"})
+			for _, e := range []*Endpoint{pr.srv, pr.cli} {
+				if e.Domain() != "lo" {
+					t.Fatalf("%s: Device lo opened domain %q", prov, e.Domain())
+				}
+			}
+			k, _ := pr.ctl.add(4096, transport.RightRead|transport.RightWrite)
+			want := pattern(4096, 3)
+			if err := pr.p.Put(k, 0, want); err != nil {
+				t.Fatalf("%s: put on domain lo: %v", prov, err)
+			}
+			got := make([]byte, len(want))
+			if err := pr.p.Get(k, 0, got); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s: get on domain lo: %v (equal %v)", prov, err, bytes.Equal(got, want))
+			}
+
+			_, err := Open(prov, Options{Device: "nosuchdev9"})
+			if err == nil {
+				t.Fatalf("%s: Open with a device the provider lacks succeeded", prov)
+			}
+			t.Logf("%s: %v", prov, err)
+			if errors.Is(err, ErrNoLibfabric) || !strings.Contains(err.Error(), `"nosuchdev9"`) || !strings.Contains(err.Error(), "lo") {
+				t.Fatalf("%s: the error should name the device asked and the domains there are: %v", prov, err)
+			}
+		})
+	}
+}
+
+// TestShmIgnoresNode: every famd passes its listening host as Options.Node;
+// shm named its region after it, so the second of two famds on one host
+// failed with EBUSY (two memory famds of a job). shm ignores the node, and
+// two server processes with the same node both open, at addresses of
+// their own.
+func TestShmIgnoresNode(t *testing.T) {
+	e, err := Open("shm", Options{})
+	if err != nil {
+		t.Skipf("SKIP provider shm: not available here: %v", err)
+	}
+	e.Close()
+	t.Setenv("FABRIC_HELPER_NODE", "127.0.0.1")
+	a, _ := startServerChild(t, "shm")
+	b, _ := startServerChild(t, "shm") // fails here without the fix
+	if bytes.Equal(a, b) {
+		t.Fatalf("two shm servers share the address %q", a)
+	}
+}
