@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gofam/openfam/core/transport"
 )
@@ -61,4 +63,61 @@ func TestShmIgnoresNode(t *testing.T) {
 	if bytes.Equal(a, b) {
 		t.Fatalf("two shm servers share the address %q", a)
 	}
+}
+
+// TestShmResetRetriesOthers: while a reader streams gets of one key on
+// shm, another key is withdrawn behind the Plane's back and read: that read
+// fails with ErrStaleKey, the endpoint is reset, and the reader's gets
+// caught in flight by the reset are retried: every one of them succeeds
+// with the right bytes.
+func TestShmResetRetriesOthers(t *testing.T) {
+	pr := openPair(t, "shm", Options{Timeout: 10 * time.Second})
+	ka, mem := pr.ctl.add(64<<10, transport.RightRead|transport.RightWrite)
+	copy(mem, pattern(len(mem), 9))
+	kb, _ := pr.ctl.add(4096, transport.RightRead|transport.RightWrite)
+	buf := make([]byte, 256)
+	if err := pr.p.Get(kb, 0, buf); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 1)
+	var gets atomic.Int64
+	go func() {
+		got := make([]byte, len(mem))
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			if err := pr.p.Get(ka, 0, got); err != nil {
+				errs <- err
+				return
+			}
+			if !bytes.Equal(got, mem) {
+				errs <- errors.New("a get returned other bytes")
+				return
+			}
+			gets.Add(1)
+		}
+	}()
+	pr.srv.Withdraw(kb)
+	err := pr.p.Get(kb, 0, buf)
+	// The reader goes on on the new endpoint.
+	g0, until := gets.Load(), time.Now().Add(5*time.Second)
+	for gets.Load() < g0+3 && time.Now().Before(until) && len(errs) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	if rerr := <-errs; rerr != nil {
+		t.Fatalf("the reader's get across the reset: %v", rerr)
+	}
+	if !errors.Is(err, transport.ErrStaleKey) {
+		t.Fatalf("read with a withdrawn key: %v, want ErrStaleKey", err)
+	}
+	if pr.cli.Resets() < 1 {
+		t.Fatal("the endpoint was not reset")
+	}
+	t.Logf("shm: %d gets of 64 KiB meanwhile, %d resets", gets.Load(), pr.cli.Resets())
 }

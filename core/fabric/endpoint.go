@@ -53,6 +53,7 @@ type op struct {
 	onDone   func(error)
 	timer    atomic.Pointer[time.Timer] // fails the op at its deadline
 	released atomic.Bool
+	watch    *watched // set where refusals are silent (recover.go)
 }
 
 // fail records err as the op's error unless one is recorded.
@@ -102,6 +103,8 @@ type endpointState struct {
 
 	// domain is the fabric domain opened (fi_domain_attr.name).
 	domain string
+	// rec recovers from refusals the provider does not answer (shm).
+	rec recovery
 
 	mrMode        int32
 	keySize       uintptr
@@ -195,6 +198,9 @@ func open(prov string, opts Options) (*Endpoint, error) {
 	e.stop, e.gone = make(chan struct{}), make(chan struct{})
 	e.pcond = sync.NewCond(&e.pmu)
 	go e.progress()
+	if e.rec.silent = isShm(prov); e.rec.silent {
+		go e.watchdog()
+	}
 	e.logf("fabric: %s endpoint open on domain %s, address %x, mr_mode %#x, data progress %s, max message %d, atomics %s",
 		prov, e.domain, e.addr, e.mrMode, map[bool]string{true: "auto", false: "manual"}[e.auto], e.maxMsg,
 		map[bool]string{true: "native", false: "through the server's protocol"}[e.native])
@@ -776,10 +782,18 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 	e.mu.Unlock()
 	for {
 		e.life.RLock()
-		if e.closed.Load() {
+		if e.closed.Load() || e.ep == nil {
 			e.life.RUnlock()
 			e.unpost(c)
 			return errClosed
+		}
+		if o.fin.Load() {
+			// The op has its result (its deadline passed, or an endpoint
+			// reset failed it and let go of its memory): nothing more
+			// of it is posted.
+			e.life.RUnlock()
+			e.unpost(c)
+			return fmt.Errorf("%w: fabric %s: operation abandoned%w", transport.ErrUnavailable, e.prov, errReset)
 		}
 		rc := f(c)
 		e.life.RUnlock()
@@ -875,6 +889,7 @@ func (e *Endpoint) expose(key transport.Key, mem []byte, rights uint8) (rkey, ba
 	if rights&transport.RightWrite != 0 {
 		access |= fiRemoteWrite
 	}
+	e.rec.exposed.Store(true) // a serving endpoint keeps its address (recover.go)
 	x := &exposure{rights: rights, mem: mem}
 	x.pin.Pin(&mem[0])
 	e.life.RLock()
