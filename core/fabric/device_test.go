@@ -121,3 +121,39 @@ func TestShmResetRetriesOthers(t *testing.T) {
 	}
 	t.Logf("shm: %d gets of 64 KiB meanwhile, %d resets", gets.Load(), pr.cli.Resets())
 }
+
+// TestShmResetAfterDeadline: an operation refused on shm whose deadline
+// passes before the watchdog looks still holds the endpoint: the waiter
+// hears of the timeout, and the endpoint is reset all the same, so that
+// the next operations complete. (The timeout is shorter than probeAfter;
+// on a loaded machine an operation may miss it for other reasons, so the
+// ones that must succeed are tried for up to 10 s.)
+func TestShmResetAfterDeadline(t *testing.T) {
+	pr := openPair(t, "shm", Options{Timeout: probeAfter / 2})
+	k, _ := pr.ctl.add(4096, transport.RightRead|transport.RightWrite)
+	buf := make([]byte, 256)
+	eventually := func(what string, f func() error) {
+		t.Helper()
+		var err error
+		for until := time.Now().Add(10 * time.Second); time.Now().Before(until); {
+			if err = f(); err == nil {
+				return
+			}
+		}
+		t.Fatalf("%s: %v", what, err)
+	}
+	eventually("get before the withdrawal", func() error { return pr.p.Get(k, 0, buf) })
+	resets := pr.cli.Resets()
+	pr.srv.Withdraw(k)
+	if err := pr.p.Get(k, 0, buf); err == nil {
+		t.Fatal("a read with a withdrawn key succeeded")
+	}
+	eventually("waiting for the reset", func() error {
+		if pr.cli.Resets() == resets {
+			time.Sleep(5 * time.Millisecond)
+			return errors.New("the endpoint was not reset after the refused operation's deadline")
+		}
+		return nil
+	})
+	eventually("put after the reset", func() error { return pr.p.Put(k, 0, buf) })
+}

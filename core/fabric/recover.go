@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gofam/openfam/core/transport"
 )
@@ -110,8 +111,11 @@ func (e *Endpoint) watchdog() {
 			due = append(due, o)
 		}
 		e.mu.Unlock()
+		// An op past its deadline is probed too: its waiter has its
+		// error, but the provider still holds it, and every later op of
+		// the endpoint behind it.
 		for _, o := range due {
-			if !o.fin.Load() {
+			if !o.watch.p.closed.Load() {
 				e.probe(o)
 			}
 		}
@@ -136,15 +140,15 @@ func (e *Endpoint) probe(o *op) {
 	default:
 		return // the key stands: the operation is only slow
 	}
-	if o.fin.Load() {
-		return
-	}
 	e.reset(o, why, cause)
 }
 
 // reset replaces the endpoint's fid_ep (see the top of this file). culprit
 // fails with why (when not nil); every other operation in flight fails with
-// errReset. cause says why, for the log and the others' errors.
+// errReset. cause says why, for the log and the others' errors. Nothing
+// happens when culprit is no longer in flight (it completed, or an earlier
+// reset failed it); its deadline having passed does not count, as the
+// provider still holds it.
 func (e *Endpoint) reset(culprit *op, why error, cause string) {
 	if e.rec.exposed.Load() {
 		e.logf("fabric: %s: an operation cannot complete (%s), but this endpoint serves memory and keeps its address: the operation fails at its timeout", e.prov, cause)
@@ -152,11 +156,8 @@ func (e *Endpoint) reset(culprit *op, why error, cause string) {
 	}
 	e.rec.resetMu.Lock()
 	defer e.rec.resetMu.Unlock()
-	if culprit.fin.Load() {
-		return // completed, or failed by a reset meanwhile
-	}
 	e.life.Lock()
-	if e.closed.Load() {
+	if e.closed.Load() || e.ep == nil || !e.inFlight(culprit) {
 		e.life.Unlock()
 		return
 	}
@@ -165,10 +166,21 @@ func (e *Endpoint) reset(culprit *op, why error, cause string) {
 	// What the provider completed (or cancelled while closing) before the
 	// endpoint went completes as usual; nothing stale may stay in the CQ,
 	// whose contexts are the addresses of ops released below.
-	e.drainLocked()
+	done := e.drainLocked()
 	addr, err := e.openEPLocked()
 	var failed []*op
 	e.mu.Lock()
+	type completion struct {
+		o   *op
+		err error
+	}
+	var completed []completion
+	for _, d := range done {
+		if o := e.ops[d.c]; o != nil {
+			delete(e.ops, d.c)
+			completed = append(completed, completion{o, d.err})
+		}
+	}
 	seen := map[*op]bool{}
 	for c, o := range e.ops {
 		delete(e.ops, c)
@@ -194,6 +206,17 @@ func (e *Endpoint) reset(culprit *op, why error, cause string) {
 	} else {
 		e.logf("fabric: %s: endpoint reset, an operation could not complete: %s; %d operations in flight failed for a retry; new address %x", e.prov, cause, len(failed), addr)
 	}
+	// Completions and failures are delivered without locks held: a
+	// waiter's callback may start the next operation.
+	for _, c := range completed {
+		if c.err != nil {
+			c.o.fail(c.err)
+		}
+		if c.o.left.Add(-1) == 0 {
+			c.o.release()
+			c.o.notify()
+		}
+	}
 	// The provider has let go of their memory with the old endpoint.
 	for _, o := range failed {
 		o.release()
@@ -201,26 +224,46 @@ func (e *Endpoint) reset(culprit *op, why error, cause string) {
 	}
 }
 
-// drainLocked reads the completion queue until it is empty, completing
-// what it finds; the caller holds e.life for writing.
-func (e *Endpoint) drainLocked() {
+// inFlight reports whether a piece of o is posted and not completed.
+func (e *Endpoint) inFlight(o *op) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range o.ctx {
+		if e.ops[uintptr(unsafe.Pointer(&o.ctx[i]))] == o {
+			return true
+		}
+	}
+	return false
+}
+
+// drained is one completion read by drainLocked.
+type drained struct {
+	c   uintptr
+	err error
+}
+
+// drainLocked reads the completion queue until it is empty and returns
+// what it found; the caller holds e.life for writing.
+func (e *Endpoint) drainLocked() []drained {
+	var out []drained
 	var buf [16]uintptr
 	for i := 0; i < 1<<16; i++ {
 		n := callSsize(e.cq.ops.read, uintptr(up(e.cq)), uintptr(up(&buf[0])), uintptr(len(buf)))
 		switch {
 		case n > 0:
 			for _, c := range buf[:n] {
-				e.complete(c, nil)
+				out = append(out, drained{c: c})
 			}
 		case n == -fiEAVAIL:
 			var ee fiCQErrEntry
 			if callSsize(e.cq.ops.readerr, uintptr(up(e.cq)), uintptr(up(&ee)), 0) > 0 {
-				e.complete(ee.opContext, e.cqError(&ee))
+				out = append(out, drained{c: ee.opContext, err: e.cqError(&ee)})
 			}
 		default:
-			return
+			return out
 		}
 	}
+	return out
 }
 
 // openEPLocked opens, binds and enables a new fid_ep on the endpoint's
