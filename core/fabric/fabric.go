@@ -25,6 +25,11 @@
 // resolves the item again); so does a failure the provider reports without
 // naming the key (tcp;ofi_rxm drops the connection, shm stays silent) when
 // the server, asked through Control, no longer stands by the registration.
+// shm's silence also leaves the initiator's endpoint holding every later
+// operation, so on shm a watchdog asks the server about operations still
+// waiting after 100 ms and resets the endpoint when one cannot complete
+// (recover.go). Options.Device picks the fabric domain (OpenFAM's
+// if_device).
 //
 // What the software providers of libfabric 1.17 (Debian 12) do here:
 //
