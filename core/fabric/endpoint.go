@@ -880,6 +880,13 @@ func (e *Endpoint) expose(key transport.Key, mem []byte, rights uint8) (rkey, ba
 	if len(mem) == 0 {
 		return 0, 0, fmt.Errorf("fabric: %s: cannot expose an empty item", e.prov)
 	}
+	// e.life before e.mu, the order of Close and of an endpoint reset
+	// (recover.go), which take e.mu while they hold e.life.
+	e.life.RLock()
+	defer e.life.RUnlock()
+	if e.closed.Load() {
+		return 0, 0, errClosed
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if x, ok := e.mrs[key]; ok {
@@ -892,12 +899,6 @@ func (e *Endpoint) expose(key transport.Key, mem []byte, rights uint8) (rkey, ba
 	e.rec.exposed.Store(true) // a serving endpoint keeps its address (recover.go)
 	x := &exposure{rights: rights, mem: mem}
 	x.pin.Pin(&mem[0])
-	e.life.RLock()
-	defer e.life.RUnlock()
-	if e.closed.Load() {
-		x.pin.Unpin()
-		return 0, 0, errClosed
-	}
 	var rc int
 	for try := 0; try < 8; try++ {
 		var req uint64

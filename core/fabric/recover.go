@@ -157,8 +157,8 @@ func (e *Endpoint) reset(culprit *op, why error, cause string) {
 	e.rec.resetMu.Lock()
 	defer e.rec.resetMu.Unlock()
 	e.life.Lock()
-	if e.closed.Load() || e.ep == nil || !e.inFlight(culprit) {
-		e.life.Unlock()
+	if e.closed.Load() || e.ep == nil || e.rec.exposed.Load() || !e.inFlight(culprit) {
+		e.life.Unlock() // (exposed: set since the check above)
 		return
 	}
 	closeFid(&e.ep.fid)
