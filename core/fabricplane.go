@@ -49,6 +49,19 @@ func choiceOf(opts Options) providerChoice {
 	return providerChoice{}
 }
 
+// deviceOf is the fabric domain the client's endpoint opens (OpenFAM's
+// if_device, fabric.Options.Device): the IF_DEVICE setting
+// (Fam_Options.if_device, fam_pe_config.yaml's if_device), else
+// $OPENFAM_IF_DEVICE, the variable famd's --if-device defaults to, so that
+// one variable in famrun's environment sets a job's; "" lets the provider
+// choose.
+func deviceOf(opts Options) string {
+	if d := strings.TrimSpace(opts.Settings["IF_DEVICE"]); d != "" {
+		return d
+	}
+	return strings.TrimSpace(os.Getenv("OPENFAM_IF_DEVICE"))
+}
+
 // normProvider is a provider string as compared: "" is the default, tcp.
 func normProvider(p string) string {
 	p = strings.TrimSpace(p)
@@ -80,6 +93,8 @@ type fabricState struct {
 	renewMu sync.Mutex
 	// timeout bounds each fabric operation (OPENFAM_TIMEOUT).
 	timeout time.Duration
+	// device is the fabric domain the endpoint opens (deviceOf).
+	device string
 }
 
 // checkProvider compares the client's choice with the provider of the
@@ -112,7 +127,7 @@ func (s *fabricState) endpoint(prov string) (*fabric.Endpoint, error) {
 		}
 		return s.ep, nil
 	}
-	ep, err := acquireEndpoint(prov, s.timeout)
+	ep, err := acquireEndpoint(prov, endpointOptions(s.timeout, s.device))
 	if err != nil {
 		return nil, fmt.Errorf("opening the %q data plane (the servers' --provider): %w; `fi_info -l` lists the providers libfabric has on this host", prov, err)
 	}
@@ -144,10 +159,10 @@ type sharedEndpoint struct {
 	refs int
 }
 
-// acquireEndpoint returns the process's endpoint on prov, opening it if no
-// instance holds one; timeout then bounds its operations (the first
-// instance's OPENFAM_TIMEOUT, as the process's instances share it).
-func acquireEndpoint(prov string, timeout time.Duration) (*fabric.Endpoint, error) {
+// acquireEndpoint returns the process's endpoint on prov, opening it with
+// opts if no instance holds one (the first instance's OPENFAM_TIMEOUT and
+// device then hold for the process's instances, which share it).
+func acquireEndpoint(prov string, opts fabric.Options) (*fabric.Endpoint, error) {
 	endpoints.mu.Lock()
 	defer endpoints.mu.Unlock()
 	if se := endpoints.m[prov]; se != nil {
@@ -158,7 +173,7 @@ func acquireEndpoint(prov string, timeout time.Duration) (*fabric.Endpoint, erro
 	var err error
 	// libfabric's providers replace the program's handlers of SIGINT,
 	// SIGTERM, SIGSEGV, SIGBUS...: the program's (and Go's) are put back.
-	sigguard.Keep(func() { ep, err = fabric.Open(prov, endpointOptions(timeout)) })
+	sigguard.Keep(func() { ep, err = fabric.Open(prov, opts) })
 	if err != nil {
 		return nil, err
 	}
@@ -172,9 +187,10 @@ func acquireEndpoint(prov string, timeout time.Duration) (*fabric.Endpoint, erro
 // endpointOptions are the options of a client's endpoint: timeout bounds
 // every fabric operation, as OPENFAM_TIMEOUT bounds every request of the
 // TCP data plane, so that a memory server that dies mid-transfer fails the
-// call (or fam_quiet) within it (0 keeps the package's default).
-func endpointOptions(timeout time.Duration) fabric.Options {
-	return fabric.Options{Timeout: timeout}
+// call (or fam_quiet) within it (0 keeps the package's default); device
+// is the fabric domain (deviceOf).
+func endpointOptions(timeout time.Duration, device string) fabric.Options {
+	return fabric.Options{Timeout: timeout, Device: device}
 }
 
 // releaseEndpoint drops one instance's hold on ep, closing it with the last.

@@ -174,7 +174,7 @@ func dialRemote(opts Options) (*remote, error) {
 	// provider (fabricplane.go); the check of the client's choice fails
 	// fam_initialize on a mismatch.
 	choice := choiceOf(opts)
-	fs := &fabricState{choice: choice, timeout: r.timeout}
+	fs := &fabricState{choice: choice, timeout: r.timeout, device: deviceOf(opts)}
 	data, err := fs.plane("famd at "+opts.Server, info.GetProvider(), info.GetFabricAddr(), dc)
 	if err != nil {
 		conn.Close()
@@ -186,7 +186,7 @@ func dialRemote(opts Options) (*remote, error) {
 		return nil, Errorf(CodeRPC, "", "%v", err)
 	}
 	nr := newRemote(r.addr, r.cl, data, r.unix, r.timeout, r.job)
-	nr.fab.choice, nr.fab.ep, nr.fab.timeout = choice, fs.ep, r.timeout
+	nr.fab.choice, nr.fab.ep, nr.fab.timeout, nr.fab.device = choice, fs.ep, r.timeout, fs.device
 	if fd, ok := data.(*fabricData); ok {
 		fd.renew = nr.renewFamdPlane
 	}

@@ -166,7 +166,11 @@ func (m *memProc) start() error {
 		return fmt.Errorf("memory famd %d: %v", m.k, err)
 	}
 	m.done = make(chan struct{})
-	go func(c *exec.Cmd, done chan struct{}) { c.Wait(); close(done) }(m.cmd, m.done)
+	go func(c *exec.Cmd, done chan struct{}) {
+		c.Wait()
+		removeShmRegions(c.Process.Pid) // a killed famd leaves them
+		close(done)
+	}(m.cmd, m.done)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		b, _ := os.ReadFile(m.log)

@@ -105,12 +105,19 @@ Data plane (--provider):
                tcp           completions     famd's CPU         yes (same host)
                tcp;ofi_rxm   completions     emulated (famd)    no
                sockets       FI_FENCE        native             no
-               shm           completions     native             no
+               shm           completions     emulated (famd)    no
                verbs;ofi_rxm completions     native (NIC)       no
              (verbs, cxi and efa need their hardware; "emulated": the
              provider has no FI_ATOMIC and famd does them, atomic with
              respect to each other.) Role metadata serves no region bytes
              and only announces the provider.
+  --if-device (or OPENFAM_IF_DEVICE) picks the provider's fabric domain,
+             as OpenFAM's if_device does: the PEs take theirs from
+             Fam_Options.if_device, fam_pe_config.yaml's if_device or
+             OPENFAM_IF_DEVICE. libfabric reads its own FI_* variables
+             (FI_LOG_LEVEL, FI_TCP_IFACE, FI_SOCKETS_IFACE, FI_SHM_*...)
+             from famd's environment and the PEs'; famrun passes its
+             environment on to both.
 
 For roles all and metadata at least one of --socket and --listen is
 required. SIGTERM, SIGINT or SIGQUIT stops famd gracefully (exit status 0,
@@ -165,7 +172,7 @@ type config struct {
 	maxConnsPerPeer            int
 	spin                       time.Duration
 	metricsListen              string
-	provider                   string
+	provider, ifDevice         string
 	probeInterval              time.Duration
 	probeFailures              int
 }
@@ -208,6 +215,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.maxConnsPerPeer, "max-conns-per-peer", 0, fmt.Sprintf("most data-plane connections `N` one uid (Unix socket) or source address (TCP)\nmay hold; more are refused with an error and a warning (each client process opens\n4 per server); 0: %d, or a quarter of famd's open-file limit if lower; <0: no cap", transport.DefaultMaxConnsPerPeer))
 	fs.DurationVar(&c.spin, "spin", transport.DefaultServerSpin, "how long the data plane polls a connection for its next request after answering\none, as a Go `DURATION`, before sleeping until one comes: saves the wake-up of a\nsleeping server on every small request of a busy PE; adapts to the PE's pace,\nso an idle famd polls nothing; at most one connection per core but one polls at\nonce; 0 never polls")
 	fs.StringVar(&c.provider, "provider", "tcp", "data-plane `PROVIDER`: tcp (the project's own protocol) or a libfabric provider\nsuch as \"tcp;ofi_rxm\", sockets, shm, \"verbs;ofi_rxm\", cxi, efa (roles memory and all;\nsee Data plane above; fi_info -l lists those of this host)")
+	fs.StringVar(&c.ifDevice, "if-device", os.Getenv("OPENFAM_IF_DEVICE"), "fabric domain `NAME` of the --provider endpoint, OpenFAM's if_device: an interface\nfor tcp;ofi_rxm and sockets (eth0), a NIC for verbs (mlx5_0), cxi (cxi0), efa;\n'fi_info -p PROVIDER' lists the domains (default $OPENFAM_IF_DEVICE, else the\nprovider's choice)")
 	showVersion := fs.Bool("version", false, "print famd's version and exit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful stop waits for running calls, as a Go `DURATION` (5s, 1m)")
 	fs.DurationVar(&c.probeInterval, "probe-interval", time.Second, "how often a metadata famd probes each memory server, as a Go `DURATION`\n(roles all and metadata; issue 16)")
@@ -353,6 +361,7 @@ func (c *config) options(lg *logger) (embed.Options, error) {
 	if o.Provider, err = c.checkProvider(); err != nil {
 		return o, err
 	}
+	o.Device = strings.TrimSpace(c.ifDevice)
 	if o.TCPAddr, o.DataTCPAddr, err = c.tcpAddrs(); err != nil {
 		return o, err
 	}
@@ -518,7 +527,7 @@ func (c *config) memoryOptions(lg *logger) (embed.MemoryOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	return embed.MemoryOptions{Provider: prov, DataDir: c.dataDir, ShmDir: c.shmDir, TCPAddr: ctl, DataTCPAddr: data,
+	return embed.MemoryOptions{Provider: prov, Device: strings.TrimSpace(c.ifDevice), DataDir: c.dataDir, ShmDir: c.shmDir, TCPAddr: ctl, DataTCPAddr: data,
 		DataSocketPath: c.socket, Advertise: c.advertise, Join: join, Token: tok, ServerToken: stok,
 		ShutdownTimeout: c.shutdownTimeout, Logf: lg.debugf, WarnLogf: lg.warnf, MaxConnsPerPeer: c.maxConnsPerPeer,
 		DataSpin: c.spin}, nil

@@ -2,10 +2,13 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/gofam/openfam/core/fabric"
 )
 
 // TestProviderUnknown: a provider libfabric does not have (or libfabric
@@ -72,5 +75,45 @@ func TestProviderGracefulStop(t *testing.T) {
 				t.Fatalf("famd --provider %s on SIGTERM: exit %d; log:\n%s", p, code, log)
 			}
 		})
+	}
+}
+
+// TestProviderIfDevice: --if-device (default $OPENFAM_IF_DEVICE), OpenFAM's
+// if_device, reaches the endpoint: a device the provider has no domain of
+// stops famd at start naming it (with the domains there are), in both
+// roles that open an endpoint; --help documents it.
+func TestProviderIfDevice(t *testing.T) {
+	_, out, _ := runFamd(t, "--help")
+	for _, want := range []string{"--if-device", "OPENFAM_IF_DEVICE", "if_device", "FI_"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help does not mention %s", want)
+		}
+	}
+	if ep, err := fabric.Open("sockets", fabric.Options{}); err != nil {
+		t.Skipf("SKIP provider sockets: not available here: %v", err)
+	} else {
+		ep.Close()
+	}
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--socket", dir + "/s", "--provider", "sockets", "--if-device", "nosuchdev9"},
+		{"--role", "memory", "--join", "unix:" + dir + "/meta", "--listen", "tcp://127.0.0.1:0", "--token-file", tok, "--provider", "sockets", "--if-device", "nosuchdev9"},
+	} {
+		code, _, stderr := runFamd(t, append(args, "--data-dir", dir+"/data")...)
+		if code != 1 || !strings.Contains(stderr, "nosuchdev9") || !strings.Contains(stderr, "lo") {
+			t.Errorf("famd %q: exit %d, stderr %q; want exit 1 naming the device and the domains there are", args, code, stderr)
+		}
+	}
+	cmd := exec.Command(famdBin, "--socket", dir+"/s2", "--data-dir", dir+"/data2", "--provider", "sockets")
+	cmd.Env = append(cleanEnv(), "OPENFAM_IF_DEVICE=nosuchdev8")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "nosuchdev8") {
+		t.Errorf("OPENFAM_IF_DEVICE=nosuchdev8: %v, stderr %q; want exit 1 naming the device", err, stderr.String())
 	}
 }

@@ -112,6 +112,10 @@ type Options struct {
 	// otherwise role all opens an endpoint on it for its own regions
 	// (role metadata holds none, and only announces it).
 	Provider string
+	// Device is the fabric domain of Provider's endpoint (famd
+	// --if-device, OpenFAM's if_device: fabric.Options.Device); "" lets
+	// the provider choose.
+	Device string
 	// Fabric, when set, is an endpoint already open to use instead of
 	// opening one on Provider (tests give a double); Close leaves it
 	// open.
@@ -290,7 +294,7 @@ func Start(opts Options) (_ *Famd, err error) {
 	fab := opts.Fabric
 	if fab == nil && opts.Role != "metadata" {
 		host, _, _ := net.SplitHostPort(d.addr)
-		if d.fabric, err = openFabric(opts.Provider, host, opts.Logf); err != nil {
+		if d.fabric, err = openFabric(opts.Provider, host, opts.Device, opts.Logf); err != nil {
 			return nil, err
 		}
 		if d.fabric != nil {

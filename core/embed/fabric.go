@@ -26,10 +26,11 @@ func IsTCP(provider string) bool {
 }
 
 // openFabric opens the endpoint of provider for a server whose clients
-// reach it at host ("" or a wildcard: the provider chooses). It returns
-// nil for the tcp data plane. Its errors name the provider and say how to
-// list the ones this host has.
-func openFabric(provider, host string, logf func(string, ...any)) (*fabric.Endpoint, error) {
+// reach it at host ("" or a wildcard: the provider chooses), on the fabric
+// domain device ("": the provider's choice). It returns nil for the tcp
+// data plane. Its errors name the provider and say how to list the ones
+// this host has.
+func openFabric(provider, host, device string, logf func(string, ...any)) (*fabric.Endpoint, error) {
 	if IsTCP(provider) {
 		return nil, nil
 	}
@@ -41,7 +42,7 @@ func openFabric(provider, host string, logf func(string, ...any)) (*fabric.Endpo
 	// libfabric's providers install signal handlers of their own (SIGTERM
 	// among them): famd's graceful stop and the data plane's fault
 	// handling need Go's back.
-	if n := sigguard.Keep(func() { ep, err = fabric.Open(provider, fabric.Options{Node: host, Logf: logf}) }); n > 0 && logf != nil {
+	if n := sigguard.Keep(func() { ep, err = fabric.Open(provider, fabric.Options{Node: host, Device: device, Logf: logf}) }); n > 0 && logf != nil {
 		logf("famd: put back %d signal handlers libfabric (provider %s) replaced", n, provider)
 	}
 	if err != nil {

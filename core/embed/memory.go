@@ -67,6 +67,10 @@ type MemoryOptions struct {
 	// "" or "tcp", the project's own TCP protocol only; otherwise an
 	// endpoint on it exposes the server's keys (fabric.go).
 	Provider string
+	// Device is the fabric domain of Provider's endpoint (famd
+	// --if-device, OpenFAM's if_device: fabric.Options.Device); "" lets
+	// the provider choose.
+	Device string
 	// Fabric, when set, is an endpoint already open to use instead of
 	// opening one on Provider (tests give a double); Close leaves it
 	// open.
@@ -171,7 +175,7 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 	fab := opts.Fabric
 	if fab != nil {
 		ms.SetFabric(fab)
-	} else if m.fabric, err = openFabric(opts.Provider, host, opts.Logf); err != nil {
+	} else if m.fabric, err = openFabric(opts.Provider, host, opts.Device, opts.Logf); err != nil {
 		return nil, err
 	}
 	if m.fabric != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,7 @@ type op struct {
 	onDone   func(error)
 	timer    atomic.Pointer[time.Timer] // fails the op at its deadline
 	released atomic.Bool
+	watch    *watched // set where refusals are silent (recover.go)
 }
 
 // fail records err as the op's error unless one is recorded.
@@ -98,6 +100,11 @@ type endpointState struct {
 	ep    *fidEP
 	addr  []byte
 	local bool // FI_MR_LOCAL: local buffers need registering
+
+	// domain is the fabric domain opened (fi_domain_attr.name).
+	domain string
+	// rec recovers from refusals the provider does not answer (shm).
+	rec recovery
 
 	mrMode        int32
 	keySize       uintptr
@@ -191,8 +198,11 @@ func open(prov string, opts Options) (*Endpoint, error) {
 	e.stop, e.gone = make(chan struct{}), make(chan struct{})
 	e.pcond = sync.NewCond(&e.pmu)
 	go e.progress()
-	e.logf("fabric: %s endpoint open, address %x, mr_mode %#x, data progress %s, max message %d, atomics %s",
-		prov, e.addr, e.mrMode, map[bool]string{true: "auto", false: "manual"}[e.auto], e.maxMsg,
+	if e.rec.silent = isShm(prov); e.rec.silent {
+		go e.watchdog()
+	}
+	e.logf("fabric: %s endpoint open on domain %s, address %x, mr_mode %#x, data progress %s, max message %d, atomics %s",
+		prov, e.domain, e.addr, e.mrMode, map[bool]string{true: "auto", false: "manual"}[e.auto], e.maxMsg,
 		map[bool]string{true: "native", false: "through the server's protocol"}[e.native])
 	return e, nil
 }
@@ -230,8 +240,42 @@ func (e *Endpoint) getinfo() error {
 		}
 	}
 	e.rmaEvent = info.caps&fiRMAEvent != 0
+	e.domain = goString(info.domainAttr.name)
 	e.info = info
 	return nil
+}
+
+// isShm reports whether prov is libfabric's shm provider, which names its
+// endpoints after the node given (see Options.Node) and answers a refused
+// key with silence (see recover.go).
+func isShm(prov string) bool {
+	p, _, _ := strings.Cut(prov, ";")
+	return strings.EqualFold(strings.TrimSpace(p), "shm")
+}
+
+// domains lists the names of the domains the provider offers with caps
+// when no device is asked for, for the error of a device it lacks.
+func (e *Endpoint) domains(caps uint64) string {
+	o := &Endpoint{prov: e.prov}
+	o.l, o.opts = e.l, e.opts
+	o.opts.Device = ""
+	info, err := o.query(caps)
+	if err != nil {
+		return "none"
+	}
+	defer callInt(e.l.freeinfo, uintptr(up(info)))
+	var names []string
+	seen := map[string]bool{}
+	for i := info; i != nil; i = i.next {
+		if n := goString(i.domainAttr.name); n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // query runs fi_getinfo for the provider with caps and returns the first
@@ -243,6 +287,7 @@ func (e *Endpoint) query(caps uint64) (*fiInfo, error) {
 	}
 	defer func() {
 		hints.fabricAttr.provName = nil // Go memory: not for fi_freeinfo
+		hints.domainAttr.name = nil
 		callInt(e.l.freeinfo, uintptr(up(hints)))
 	}()
 	hints.caps = caps
@@ -253,10 +298,17 @@ func (e *Endpoint) query(caps uint64) (*fiInfo, error) {
 	hints.txAttr.opFlags = fiDeliveryComp
 	name := cstr(e.prov)
 	hints.fabricAttr.provName = unsafe.Pointer(&name[0])
+	var device []byte
+	if e.opts.Device != "" {
+		// OpenFAM's if_device: libfabric keeps the answers whose domain
+		// has this name.
+		device = cstr(e.opts.Device)
+		hints.domainAttr.name = unsafe.Pointer(&device[0])
+	}
 	var node, service []byte
 	var nodep, servp uintptr
 	var flags uint64
-	if e.opts.Node != "" || e.opts.Service != "" {
+	if (e.opts.Node != "" || e.opts.Service != "") && !isShm(e.prov) {
 		flags = fiSource
 		if e.opts.Node != "" {
 			node = cstr(e.opts.Node)
@@ -276,15 +328,51 @@ func (e *Endpoint) query(caps uint64) (*fiInfo, error) {
 		rc = callInt(e.l.getinfo, apiVersion, nodep, servp, uintptr(flags), uintptr(up(hints)), uintptr(up(&info)))
 	}
 	runtime.KeepAlive(name)
+	runtime.KeepAlive(device)
 	runtime.KeepAlive(node)
 	runtime.KeepAlive(service)
 	if rc != 0 {
+		if rc == -fiENODATA && e.opts.Device != "" {
+			return nil, fmt.Errorf("fabric: provider %q has no domain %q with an RDM endpoint and RMA here (the if_device; its domains here: %s; fi_getinfo: %s)",
+				e.prov, e.opts.Device, e.domains(caps), e.l.errstr(rc))
+		}
 		if rc == -fiENODATA {
 			return nil, fmt.Errorf("fabric: provider %q offers no RDM endpoint with RMA here (fi_getinfo: %s)", e.prov, e.l.errstr(rc))
 		}
 		return nil, fmt.Errorf("fabric: provider %q: fi_getinfo: %s", e.prov, e.l.errstr(rc))
 	}
+	if e.opts.Device != "" {
+		// Not every provider filters on the hint (tcp;ofi_rxm and sockets
+		// of libfabric 1.17 answer with every interface): the first
+		// answer on the device is taken here.
+		return e.onDevice(info)
+	}
 	return info, nil
+}
+
+// onDevice returns a copy of the first of the answers in list whose domain
+// is Options.Device, and frees list; an error names the device and the
+// domains the answers have.
+func (e *Endpoint) onDevice(list *fiInfo) (*fiInfo, error) {
+	defer callInt(e.l.freeinfo, uintptr(up(list)))
+	var names []string
+	seen := map[string]bool{}
+	for i := list; i != nil; i = i.next {
+		n := goString(i.domainAttr.name)
+		if n == e.opts.Device {
+			dup := (*fiInfo)(callPtr(e.l.dupinfo, uintptr(up(i))))
+			if dup == nil {
+				return nil, fmt.Errorf("fabric: %s: fi_dupinfo failed", e.prov)
+			}
+			return dup, nil
+		}
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return nil, fmt.Errorf("fabric: provider %q has no domain %q with an RDM endpoint and RMA here (the if_device; its domains here: %s)",
+		e.prov, e.opts.Device, strings.Join(names, ", "))
 }
 
 // setup opens the fabric, domain, completion queue, address vector and
@@ -694,10 +782,18 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 	e.mu.Unlock()
 	for {
 		e.life.RLock()
-		if e.closed.Load() {
+		if e.closed.Load() || e.ep == nil {
 			e.life.RUnlock()
 			e.unpost(c)
 			return errClosed
+		}
+		if o.fin.Load() {
+			// The op has its result (its deadline passed, or an endpoint
+			// reset failed it and let go of its memory): nothing more
+			// of it is posted.
+			e.life.RUnlock()
+			e.unpost(c)
+			return fmt.Errorf("%w: fabric %s: operation abandoned%w", transport.ErrUnavailable, e.prov, errReset)
 		}
 		rc := f(c)
 		e.life.RUnlock()
@@ -784,6 +880,13 @@ func (e *Endpoint) expose(key transport.Key, mem []byte, rights uint8) (rkey, ba
 	if len(mem) == 0 {
 		return 0, 0, fmt.Errorf("fabric: %s: cannot expose an empty item", e.prov)
 	}
+	// e.life before e.mu, the order of Close and of an endpoint reset
+	// (recover.go), which take e.mu while they hold e.life.
+	e.life.RLock()
+	defer e.life.RUnlock()
+	if e.closed.Load() {
+		return 0, 0, errClosed
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if x, ok := e.mrs[key]; ok {
@@ -793,14 +896,9 @@ func (e *Endpoint) expose(key transport.Key, mem []byte, rights uint8) (rkey, ba
 	if rights&transport.RightWrite != 0 {
 		access |= fiRemoteWrite
 	}
+	e.rec.exposed.Store(true) // a serving endpoint keeps its address (recover.go)
 	x := &exposure{rights: rights, mem: mem}
 	x.pin.Pin(&mem[0])
-	e.life.RLock()
-	defer e.life.RUnlock()
-	if e.closed.Load() {
-		x.pin.Unpin()
-		return 0, 0, errClosed
-	}
 	var rc int
 	for try := 0; try < 8; try++ {
 		var req uint64

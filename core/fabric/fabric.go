@@ -25,6 +25,11 @@
 // resolves the item again); so does a failure the provider reports without
 // naming the key (tcp;ofi_rxm drops the connection, shm stays silent) when
 // the server, asked through Control, no longer stands by the registration.
+// shm's silence also leaves the initiator's endpoint holding every later
+// operation, so on shm a watchdog asks the server about operations still
+// waiting after 100 ms and resets the endpoint when one cannot complete
+// (recover.go). Options.Device picks the fabric domain (OpenFAM's
+// if_device).
 //
 // What the software providers of libfabric 1.17 (Debian 12) do here:
 //
@@ -63,8 +68,20 @@ const TCP = "tcp"
 // Options configure Open.
 type Options struct {
 	// Node and Service bind a listening endpoint (a memory server) to an
-	// address; "" lets the provider choose (FI_SOURCE semantics).
+	// address; "" lets the provider choose (FI_SOURCE semantics). shm
+	// ignores them: its "address" is the name of a shared-memory region,
+	// which shm derives from the node when given one (every famd listening
+	// on 127.0.0.1 would then ask for the same region, and all but the
+	// first fail with EBUSY) and from the process id otherwise.
 	Node, Service string
+	// Device is the fabric domain to open, OpenFAM's if_device: the name
+	// fi_getinfo's hints carry in domain_attr->name, which libfabric
+	// matches against each provider's domains (`fi_info -p PROVIDER`
+	// lists them): a network interface for tcp;ofi_rxm and sockets
+	// ("eth0", "lo"), a NIC for verbs ("mlx5_0"), cxi ("cxi0") and efa.
+	// "" lets the provider choose. A name the provider has no domain of
+	// fails Open with the domains it has.
+	Device string
 	// Logf receives one line per notable event; nil is silent.
 	Logf func(format string, args ...any)
 	// Timeout bounds every operation, from posting to completion; an
@@ -110,6 +127,10 @@ func Open(prov string, opts Options) (*Endpoint, error) {
 
 // Provider is the provider string the endpoint runs on, as asked.
 func (e *Endpoint) Provider() string { return e.prov }
+
+// Domain is the name of the fabric domain the endpoint opened (the
+// interface or NIC: see Options.Device).
+func (e *Endpoint) Domain() string { return e.domain }
 
 // Addr is the endpoint's fabric address (fi_getname), what a memory
 // server advertises through Join and clients insert into their AV.

@@ -146,6 +146,12 @@ func (p *Plane) settle(k transport.Key, rk remoteKey, err error) error {
 // operation on a new entry connects afresh.
 func (p *Plane) reconnect() {
 	e := p.e
+	if e.rec.silent {
+		// shm has no connections; its endpoint is reset instead
+		// (recover.go), and a second AV entry for one address would
+		// share the first's peer.
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e.life.RLock()
@@ -204,6 +210,7 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, ti
 	chunk := e.chunk
 	pieces := int((n + chunk - 1) / chunk)
 	o := e.newOp(pieces, timeout)
+	p.track(o, k, rk)
 	if onDone != nil {
 		o.onDone = func(err error) { onDone(rk, err) }
 	}
@@ -379,6 +386,7 @@ func (p *Plane) indexed(k transport.Key, buf []byte, index []uint64, esize uint6
 	}
 	buf = buf[:n*esize]
 	o := e.newOp(len(index), e.opts.Timeout)
+	p.track(o, k, rk)
 	o.hold(buf)
 	d, err := e.desc(o, buf)
 	if err != nil {
