@@ -194,9 +194,14 @@ func (s *Server) OpenFD(key transport.Key) (f *os.File, offset, size uint64, rig
 	if r&core.RightWrite != 0 {
 		flag = os.O_RDWR
 	}
-	f, err = os.OpenFile(path, flag|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	// open(2) and os.NewFile rather than os.OpenFile: the descriptor is
+	// only passed on, and os.OpenFile would try to register the regular
+	// file with the network poller (a failing epoll_ctl) and, when
+	// Fd() is asked for to pass it, make it blocking again: four more
+	// system calls on every fam_lookup and fam_allocate (issue 19).
+	fd, err := unix.Open(path, flag|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, 0, 0, 0, &transport.Error{Code: int32(core.CodeResource), Msg: err.Error()}
+		return nil, 0, 0, 0, &transport.Error{Code: int32(core.CodeResource), Msg: (&os.PathError{Op: "open", Path: path, Err: err}).Error()}
 	}
-	return f, off, size, uint8(r), nil
+	return os.NewFile(uintptr(fd), path), off, size, uint8(r), nil
 }
