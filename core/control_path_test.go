@@ -107,3 +107,47 @@ func TestControlCallsAreOneDataPlaneExchange(t *testing.T) {
 		t.Fatalf("lookup after deallocate: %v, want FAM_ENOTFOUND", err)
 	}
 }
+
+// TestLookupsShareOneMapping: through famd's Unix socket, the handles of
+// one item share this instance's mapping of its pages, whether looked up
+// while another is open or after it was closed: a loop of fam_lookup and
+// fam_close made one more memory area (and an mmap) per call, kept until
+// Finalize (issue 19). What one handle writes the other reads.
+func TestLookupsShareOneMapping(t *testing.T) {
+	d := startFamd(t, embed.Options{})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	r, err := f.CreateRegion("share", 1<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 4096, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _, ok := it.Local()
+	if !ok {
+		t.Fatal("the allocated item is not mapped here")
+	}
+	for i := 0; i < 3; i++ {
+		lk, err := f.Lookup("x", "share")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, size, _, ok := lk.Local()
+		if !ok || b != base || size != 4096 {
+			t.Fatalf("lookup %d: mapped at %p (%d bytes, %v), the first handle at %p", i, b, size, ok, base)
+		}
+		msg := []byte{'s', 'h', 'a', 'r', 'e', byte('0' + i)}
+		if err := f.Default().Put(msg, lk, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(msg))
+		if err := f.Default().Get(got, it, 0); err != nil || string(got) != string(msg) {
+			t.Fatalf("lookup %d: read %q (%v) through the first handle, want %q", i, got, err, msg)
+		}
+		if err := lk.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
