@@ -67,6 +67,11 @@ type remote struct {
 	staleMaps [][]byte
 	shared    map[mapID][]byte
 
+	// dealloc holds the item incarnations this instance is deallocating
+	// right now (see deferRevoke).
+	dmu     sync.Mutex
+	dealloc map[itemKey]*deallocWait
+
 	// afterBackupCheck, set only by tests (export_test.go), runs between
 	// a restore's check that the backup exists and its copy.
 	afterBackupCheck func()

@@ -520,6 +520,8 @@ func (r *remote) itemRecord(it *Item, op string) (metadata.Item, error) {
 func (r *remote) deallocate(it *Item, op string) error {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	ik := it.key()
+	r.beginDealloc(ik)
 	rep, err := keyed(r, it, op, func(k []byte) (*pb.Reply, error) {
 		req := &pb.KeyRequest{Key: k}
 		rep, _, err := ctlCall(r, transport.CtlDeallocate, req, &pb.Reply{}, false,
@@ -527,9 +529,89 @@ func (r *remote) deallocate(it *Item, op string) error {
 		return rep, err
 	})
 	if fe := famError(err); fe != nil {
-		return fe
+		err = fe
+	} else {
+		err = r.reply(op, rep, err)
 	}
-	return r.reply(op, rep, err)
+	if err == nil {
+		// The handles are released before the deallocation stops
+		// deferring revocations (Item.Deallocate would release them just
+		// after): an event handled in between would renew them.
+		f := it.f
+		f.mu.Lock()
+		notify := f.closeIncarnationLocked(ik)
+		f.mu.Unlock()
+		release(notify)
+	}
+	deferred := r.endDealloc(ik)
+	if err != nil {
+		// The item may still be there (or this call may have failed
+		// after famd freed it): the revocations famd reported meanwhile
+		// are handled now, as the session loop would have.
+		for _, k := range deferred {
+			it.f.keyRevoked(k)
+		}
+	}
+	return err
+}
+
+// deallocWait is one item incarnation being deallocated: how many calls
+// are deallocating it, and the keys of it famd reported revoked meanwhile.
+type deallocWait struct {
+	n    int
+	keys []transport.Key
+}
+
+// beginDealloc marks incarnation ik as being deallocated by this instance.
+func (r *remote) beginDealloc(ik itemKey) {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	if r.dealloc == nil {
+		r.dealloc = map[itemKey]*deallocWait{}
+	}
+	w := r.dealloc[ik]
+	if w == nil {
+		w = &deallocWait{}
+		r.dealloc[ik] = w
+	}
+	w.n++
+}
+
+// endDealloc ends a deallocation of ik begun by beginDealloc and returns
+// the revocations deferred meanwhile (see deferRevoke).
+func (r *remote) endDealloc(ik itemKey) []transport.Key {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	w := r.dealloc[ik]
+	if w == nil {
+		return nil
+	}
+	w.n--
+	keys := w.keys
+	w.keys = nil
+	if w.n == 0 {
+		delete(r.dealloc, ik)
+	}
+	return keys
+}
+
+// deferRevoke reports whether the revocation of key, a key of incarnation
+// ik, waits for a deallocation of ik by this instance that is under way:
+// famd revokes the item's keys, and tells the session, before it answers
+// the deallocation, so the event usually arrived first and the session
+// loop renewed the handle through an ItemAt call that could only find the
+// item gone, a gRPC round trip on every fam_deallocate (issue 19). If the
+// deallocation succeeds the handles are released with it; if it fails the
+// deferred revocations are handled then.
+func (r *remote) deferRevoke(ik itemKey, key transport.Key) bool {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	w := r.dealloc[ik]
+	if w == nil {
+		return false
+	}
+	w.keys = append(w.keys, key)
+	return true
 }
 
 func (r *remote) changeItemPermissions(it *Item, op string, _ metadata.Item, mode uint32) error {
@@ -797,6 +879,9 @@ func (f *Fam) keyRevoked(key transport.Key) {
 	f.mu.Unlock()
 	if it == nil {
 		return // closed, renewed or released already
+	}
+	if r, ok := f.b.(*remote); ok && r.deferRevoke(it.key(), key) {
+		return
 	}
 	const op = "fam_revoked"
 	err := f.b.refresh(it, op, &key)
