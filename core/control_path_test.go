@@ -3,6 +3,9 @@ package core_test
 import (
 	"sync"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/embed"
@@ -105,5 +108,128 @@ func TestControlCallsAreOneDataPlaneExchange(t *testing.T) {
 	})
 	if _, err := f.Lookup("x", "ctl"); core.CodeOf(err) != core.CodeNotFound {
 		t.Fatalf("lookup after deallocate: %v, want FAM_ENOTFOUND", err)
+	}
+}
+
+// TestLookupsShareOneMapping: through famd's Unix socket, the handles of
+// one item share this instance's mapping of its pages, whether looked up
+// while another is open or after it was closed: a loop of fam_lookup and
+// fam_close made one more memory area (and an mmap) per call, kept until
+// Finalize (issue 19). What one handle writes the other reads.
+func TestLookupsShareOneMapping(t *testing.T) {
+	d := startFamd(t, embed.Options{})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	r, err := f.CreateRegion("share", 1<<20, 0o600, core.RegionAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 4096, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _, ok := it.Local()
+	if !ok {
+		t.Fatal("the allocated item is not mapped here")
+	}
+	for i := 0; i < 3; i++ {
+		lk, err := f.Lookup("x", "share")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, size, _, ok := lk.Local()
+		if !ok || b != base || size != 4096 {
+			t.Fatalf("lookup %d: mapped at %p (%d bytes, %v), the first handle at %p", i, b, size, ok, base)
+		}
+		msg := []byte{'s', 'h', 'a', 'r', 'e', byte('0' + i)}
+		if err := f.Default().Put(msg, lk, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(msg))
+		if err := f.Default().Get(got, it, 0); err != nil || string(got) != string(msg) {
+			t.Fatalf("lookup %d: read %q (%v) through the first handle, want %q", i, got, err, msg)
+		}
+		if err := lk.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// callCount counts famd's control calls by method.
+type callCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *callCount) Call(method string, grpcCode codes.Code, famCode int32) {
+	c.mu.Lock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[method]++
+	c.mu.Unlock()
+}
+
+func (c *callCount) get(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
+}
+
+// TestDeallocateMakesNoItemAt: famd reports the keys of an item it
+// deallocates on the session stream before it answers, so the event
+// usually reached the deallocating program first, whose session loop then
+// renewed the handle with an ItemAt call that could only find the item
+// gone: a gRPC round trip on every fam_deallocate. The revocation now
+// waits for the deallocation, which releases the handle. Another program's
+// chmod is still handled: the handle moves to the item's new heap file,
+// after every earlier event, since one loop handles them in order.
+func TestDeallocateMakesNoItemAt(t *testing.T) {
+	var calls callCount
+	d := startFamd(t, embed.Options{CallObserver: &calls})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	r, err := f.CreateRegion("dealloc", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := r.Allocate("kept", 4096, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, _, ok := kept.Local()
+	if !ok {
+		t.Fatal("the item is not mapped here")
+	}
+	other := client(t, "unix:"+d.SocketPath(), "")
+	defer other.Finalize()
+	theirs, err := other.Lookup("kept", "dealloc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		it, err := r.Allocate("tmp", 4096, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Deallocate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := theirs.ChangePermissions(0o640); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, _, _, ok := kept.Local(); ok && b != before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the chmod's revocation was not handled within 60s")
+		}
+	}
+	// The chmod's own: this program's renewal, and at most the other
+	// program's renewal and the handling of its own event.
+	if n := calls.get("ItemAt"); n > 3 {
+		t.Errorf("%d ItemAt calls, want at most 3 (the chmod's): the deallocations' revocations renewed their handles", n)
 	}
 }

@@ -47,6 +47,9 @@ type itemView struct {
 	// unmap when the view is dropped) when famd passed the heap file.
 	key     transport.Key
 	mapping []byte
+	// shared: mapping is the instance's, shared with other views of the
+	// same pages (remote.mapShared), and is never unmapped with this view.
+	shared bool
 	// dp serves the bytes when mem is nil: famd's data plane, or a
 	// stripedPlane over the memory servers of a placed region (striped
 	// is then set). nil in the instance that only keeps a placed item's

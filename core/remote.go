@@ -59,9 +59,18 @@ type remote struct {
 	fab fabricState
 
 	// staleMaps are item mappings of renewed or released views, retired
-	// at Finalize (a racing thread may still use one).
+	// at Finalize (a racing thread may still use one). shared holds the
+	// mappings made from descriptors famd passed, by file, pages and
+	// protection, reused by every later view of the same pages (see
+	// mapShared) and retired at Finalize too.
 	smu       sync.Mutex
 	staleMaps [][]byte
+	shared    map[mapID][]byte
+
+	// dealloc holds the item incarnations this instance is deallocating
+	// right now (see deferRevoke).
+	dmu     sync.Mutex
+	dealloc map[itemKey]*deallocWait
 
 	// afterBackupCheck, set only by tests (export_test.go), runs between
 	// a restore's check that the backup exists and its copy.

@@ -126,15 +126,17 @@ func (r *remote) openViewFD(ii *pb.ItemInfo, fd *ctlFD) (*itemView, metadata.Ite
 		}
 		return v, rec, nil
 	}
+	if fd != nil && v.rights&RightRead != 0 && fd.size == v.size {
+		if m, b, ok := r.mapShared(fd, v.rights); ok {
+			v.mem, v.mapping, v.shared = b, m, true
+		}
+		return v, rec, nil
+	}
 	if !itemMaps.take() {
 		// Served through the data plane instead (see itemMaps).
 		return v, rec, nil
 	}
-	if fd != nil && v.rights&RightRead != 0 && fd.size == v.size {
-		if m, b, err := mapRange(int(fd.f.Fd()), fd.off, fd.size, v.rights); err == nil {
-			v.mem, v.mapping = b, m
-		}
-	} else if r.unix && v.rights&RightRead != 0 {
+	if r.unix && v.rights&RightRead != 0 {
 		if m, b, err := r.mapKey(key, v.rights); err == nil {
 			v.mem, v.mapping = b, m
 		}
@@ -176,6 +178,67 @@ func (b *mapBudget) take() bool {
 // give returns a mapping reserved by take that was not made or was
 // unmapped.
 func (b *mapBudget) give() { b.used.Add(-1) }
+
+// mapID names the pages of a file mapped with a protection: the file by
+// device and inode (a mapping holds its inode, so no other file takes its
+// number while the mapping lives), the pages by their byte range.
+type mapID struct {
+	dev, ino uint64
+	lo, hi   uint64
+	write    bool
+}
+
+// mapShared maps the item bytes famd passed the descriptor of, reusing the
+// instance's mapping of the same pages of the same file with the same
+// protection when there is one: such a mapping shows exactly what a new
+// one would (both are shared mappings of the file), and mappings are kept
+// until Finalize anyway (see closeView), so a program looking up and
+// closing items in a loop made one more memory area per fam_lookup, and
+// paid an mmap(2) for it, until the budget (itemMaps) ran out and later
+// items were no longer mapped at all (issue 19). It returns the whole
+// mapping and the item's bytes in it; ok is false when the item is not
+// mapped (the budget is spent, or the mapping failed).
+func (r *remote) mapShared(fd *ctlFD, rights Rights) (m, b []byte, ok bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(fd.f.Fd()), &st); err != nil {
+		return nil, nil, false
+	}
+	const page = 4096
+	id := mapID{dev: uint64(st.Dev), ino: st.Ino, lo: fd.off &^ (page - 1),
+		hi: (fd.off + fd.size + page - 1) &^ (page - 1), write: rights&RightWrite != 0}
+	item := func(m []byte) []byte { return m[fd.off-id.lo : fd.off-id.lo+fd.size : fd.off-id.lo+fd.size] }
+	r.smu.Lock()
+	m = r.shared[id]
+	r.smu.Unlock()
+	if m != nil {
+		return m, item(m), true
+	}
+	if !itemMaps.take() {
+		// Served through the data plane instead (see itemMaps).
+		return nil, nil, false
+	}
+	m, _, err := mapRange(int(fd.f.Fd()), fd.off, fd.size, rights)
+	if err != nil {
+		itemMaps.give()
+		return nil, nil, false
+	}
+	r.smu.Lock()
+	if cur := r.shared[id]; cur != nil {
+		// Another thread mapped the same pages meanwhile: use its
+		// mapping; this one was never handed out.
+		r.smu.Unlock()
+		if unix.Munmap(m) == nil {
+			itemMaps.give()
+		}
+		return cur, item(cur), true
+	}
+	if r.shared == nil {
+		r.shared = map[mapID][]byte{}
+	}
+	r.shared[id] = m
+	r.smu.Unlock()
+	return m, item(m), true
+}
 
 // maxMapCount is the kernel's limit on a process's memory areas.
 func maxMapCount() int64 {
@@ -342,7 +405,7 @@ func (r *remote) discard(v *itemView) {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	r.closeKey(ctx, v.key)
-	if v.mapping != nil {
+	if v.mapping != nil && !v.shared {
 		if unix.Munmap(v.mapping) == nil {
 			itemMaps.give()
 		}
@@ -377,7 +440,7 @@ func (r *remote) closeView(v *itemView) {
 // dropView keeps the mapping of a view famd has dropped already (its item
 // or region is gone) for Finalize to retire.
 func (r *remote) dropView(v *itemView) {
-	if v.mapping != nil {
+	if v.mapping != nil && !v.shared {
 		r.smu.Lock()
 		r.staleMaps = append(r.staleMaps, v.mapping)
 		r.smu.Unlock()
@@ -457,6 +520,8 @@ func (r *remote) itemRecord(it *Item, op string) (metadata.Item, error) {
 func (r *remote) deallocate(it *Item, op string) error {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	ik := it.key()
+	r.beginDealloc(ik)
 	rep, err := keyed(r, it, op, func(k []byte) (*pb.Reply, error) {
 		req := &pb.KeyRequest{Key: k}
 		rep, _, err := ctlCall(r, transport.CtlDeallocate, req, &pb.Reply{}, false,
@@ -464,9 +529,89 @@ func (r *remote) deallocate(it *Item, op string) error {
 		return rep, err
 	})
 	if fe := famError(err); fe != nil {
-		return fe
+		err = fe
+	} else {
+		err = r.reply(op, rep, err)
 	}
-	return r.reply(op, rep, err)
+	if err == nil {
+		// The handles are released before the deallocation stops
+		// deferring revocations (Item.Deallocate would release them just
+		// after): an event handled in between would renew them.
+		f := it.f
+		f.mu.Lock()
+		notify := f.closeIncarnationLocked(ik)
+		f.mu.Unlock()
+		release(notify)
+	}
+	deferred := r.endDealloc(ik)
+	if err != nil {
+		// The item may still be there (or this call may have failed
+		// after famd freed it): the revocations famd reported meanwhile
+		// are handled now, as the session loop would have.
+		for _, k := range deferred {
+			it.f.keyRevoked(k)
+		}
+	}
+	return err
+}
+
+// deallocWait is one item incarnation being deallocated: how many calls
+// are deallocating it, and the keys of it famd reported revoked meanwhile.
+type deallocWait struct {
+	n    int
+	keys []transport.Key
+}
+
+// beginDealloc marks incarnation ik as being deallocated by this instance.
+func (r *remote) beginDealloc(ik itemKey) {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	if r.dealloc == nil {
+		r.dealloc = map[itemKey]*deallocWait{}
+	}
+	w := r.dealloc[ik]
+	if w == nil {
+		w = &deallocWait{}
+		r.dealloc[ik] = w
+	}
+	w.n++
+}
+
+// endDealloc ends a deallocation of ik begun by beginDealloc and returns
+// the revocations deferred meanwhile (see deferRevoke).
+func (r *remote) endDealloc(ik itemKey) []transport.Key {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	w := r.dealloc[ik]
+	if w == nil {
+		return nil
+	}
+	w.n--
+	keys := w.keys
+	w.keys = nil
+	if w.n == 0 {
+		delete(r.dealloc, ik)
+	}
+	return keys
+}
+
+// deferRevoke reports whether the revocation of key, a key of incarnation
+// ik, waits for a deallocation of ik by this instance that is under way:
+// famd revokes the item's keys, and tells the session, before it answers
+// the deallocation, so the event usually arrived first and the session
+// loop renewed the handle through an ItemAt call that could only find the
+// item gone, a gRPC round trip on every fam_deallocate (issue 19). If the
+// deallocation succeeds the handles are released with it; if it fails the
+// deferred revocations are handled then.
+func (r *remote) deferRevoke(ik itemKey, key transport.Key) bool {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	w := r.dealloc[ik]
+	if w == nil {
+		return false
+	}
+	w.keys = append(w.keys, key)
+	return true
 }
 
 func (r *remote) changeItemPermissions(it *Item, op string, _ metadata.Item, mode uint32) error {
@@ -689,6 +834,10 @@ func (r *remote) close(_ *Fam, views []*itemView) error {
 		scrubMapping(m)
 	}
 	r.staleMaps = nil
+	for _, m := range r.shared {
+		scrubMapping(m)
+	}
+	r.shared = nil
 	r.smu.Unlock()
 	r.shutdown()
 	return nil
@@ -730,6 +879,9 @@ func (f *Fam) keyRevoked(key transport.Key) {
 	f.mu.Unlock()
 	if it == nil {
 		return // closed, renewed or released already
+	}
+	if r, ok := f.b.(*remote); ok && r.deferRevoke(it.key(), key) {
+		return
 	}
 	const op = "fam_revoked"
 	err := f.b.refresh(it, op, &key)

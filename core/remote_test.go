@@ -246,7 +246,8 @@ func TestControlCallsRenewARevokedKey(t *testing.T) {
 // memory area, never unmapped while another thread may use it, and past
 // vm.max_map_count every mmap fails, the Go runtime's own included (a C
 // client holding 30,000 items died of it: issue 18). Items beyond the
-// budget must still read and write.
+// budget must still read and write. The items are a page each: items
+// sharing a page share its mapping, which counts once.
 func TestItemMapBudget(t *testing.T) {
 	defer core.SetItemMapBudget(3)()
 	d := startFamd(t, embed.Options{})
@@ -257,7 +258,7 @@ func TestItemMapBudget(t *testing.T) {
 	}
 	var its []*core.Item
 	for i := range 6 {
-		it, err := r.Allocate("i"+string(rune('a'+i)), 64, 0o600)
+		it, err := r.Allocate("i"+string(rune('a'+i)), 4096, 0o600)
 		if err != nil {
 			t.Fatal(err)
 		}

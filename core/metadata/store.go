@@ -94,6 +94,15 @@ type Store struct {
 	// NoSync flushes bbolt before it deletes the journal it folded in, so
 	// what Sync made durable stays durable (sync.go).
 	syncCkpt atomic.Bool
+	// dirGen counts the changes to the directory's names (journals
+	// created, renamed, removed) and dbGen the writes to bbolt's file,
+	// each counted once done; dirSynced and dbSynced are the counts that
+	// Sync last made durable, so that Sync pays for a directory sync or a
+	// bbolt flush only when there is something new to flush: a fam_allocate
+	// in a persistent region made three syncs (journal, directory, bbolt)
+	// where the journal's was the commit (issue 19).
+	dirGen, dirSynced atomic.Uint64
+	dbGen, dbSynced   atomic.Uint64
 
 	kick chan struct{} // asks the checkpointer for an early checkpoint
 	stop chan struct{}
@@ -157,6 +166,7 @@ func Open(dir string, opts Options) (*Store, error) {
 // load reads bbolt into memory, replays the journals over it, commits the
 // result and leaves an empty active journal.
 func (s *Store) load() error {
+	defer s.dbGen.Add(1) // once the write is done (see dbGen)
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		rb, err := tx.CreateBucketIfNotExists(bucketRegions)
 		if err != nil {
@@ -240,6 +250,7 @@ func (s *Store) load() error {
 		return fmt.Errorf("metadata: open journal: %w", err)
 	}
 	s.j = j
+	s.dirGen.Add(1) // journals removed and created (see dirGen)
 	if s.opts.SyncJournal {
 		if err := syncDir(s.dir); err != nil {
 			j.close()
@@ -360,7 +371,9 @@ func (s *Store) checkpoint() error {
 			return fmt.Errorf("metadata: checkpoint: %w", err)
 		}
 	}
-	if err := os.Remove(filepath.Join(s.dir, oldJournal)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	err := os.Remove(filepath.Join(s.dir, oldJournal))
+	s.dirGen.Add(1)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		// Harmless: the next checkpoint appends to it and commits again.
 		return fmt.Errorf("metadata: checkpoint: %w", err)
 	}
@@ -378,6 +391,7 @@ func (s *Store) checkpoint() error {
 // incarnation counter read right after covers the old journal exactly. Called with
 // ckptMu and mu held.
 func (s *Store) rotateLocked() error {
+	defer s.dirGen.Add(1) // once the renames are done (see dirGen)
 	active := filepath.Join(s.dir, journalFile)
 	old := filepath.Join(s.dir, oldJournal)
 	next := filepath.Join(s.dir, newJournal)
@@ -477,6 +491,7 @@ func (s *Store) commit(paths []string, gen uint64) error {
 		}
 		return a.seq - b.seq
 	})
+	defer s.dbGen.Add(1) // once the write is done (see dbGen)
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketItems)
 		if gen > ib.Sequence() {
@@ -554,6 +569,7 @@ func (s *Store) CreateRegion(r Region) (Region, error) {
 	if _, taken := s.regionNames[r.Name]; taken {
 		return Region{}, fmt.Errorf("metadata: region %q: %w", r.Name, ErrExists)
 	}
+	defer s.dbGen.Add(1) // once the write is done (see dbGen)
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		rb := tx.Bucket(bucketRegions)
 		id, err := rb.NextSequence()
@@ -599,6 +615,7 @@ func (s *Store) UpdateRegion(r Region) error {
 		return fmt.Errorf("metadata: rename region %d to %q: %w", r.ID, r.Name, ErrExists)
 	}
 	r.Created = rs.r.Created
+	defer s.dbGen.Add(1) // once the write is done (see dbGen)
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketRegions).Put(u64key(r.ID), appendRegion(nil, &r))
 	})
@@ -624,6 +641,7 @@ func (s *Store) DeleteRegion(id uint64) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: region %d: %w", id, ErrNotFound)
 	}
+	defer s.dbGen.Add(1) // once the write is done (see dbGen)
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketItems).DeleteBucket(u64key(id)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 			return err

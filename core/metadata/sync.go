@@ -4,7 +4,8 @@ import "fmt"
 
 // Sync makes every change made so far survive a power loss, whatever
 // Options.NoSync and Options.SyncJournal say: it fdatasyncs the active
-// journal, syncs the store's directory and, under NoSync, flushes bbolt's file. Callers that promise
+// journal, syncs the store's directory and, under NoSync, flushes bbolt's
+// file, the last two only when they changed since the last Sync. Callers that promise
 // durability for some changes only (core: persistent regions) use it
 // after those changes instead of paying for a flush on every one. From
 // the first call on, checkpoints under NoSync flush bbolt too.
@@ -15,9 +16,13 @@ func (s *Store) Sync() error {
 	if err == nil && s.j != nil && s.j.f != nil && !s.j.sync {
 		err = fdatasync(s.j.fd)
 	}
-	if err == nil {
-		// A checkpoint may have renamed journals since the last sync.
-		err = syncDir(s.dir)
+	if g := s.dirGen.Load(); err == nil && g != s.dirSynced.Load() {
+		// A checkpoint renamed journals since the last sync. Journals
+		// change names under mu (or, removing the old one, in a way that
+		// loses nothing if undone), so g covers what is done now.
+		if err = syncDir(s.dir); err == nil {
+			s.dirSynced.Store(g)
+		}
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -26,10 +31,13 @@ func (s *Store) Sync() error {
 	if s.opts.NoSync {
 		s.ckptMu.Lock()
 		defer s.ckptMu.Unlock()
-		if !s.dbClosed {
+		// Writes to bbolt count once done: g covers every write that
+		// could be in the file now, and a later one counts again.
+		if g := s.dbGen.Load(); !s.dbClosed && g != s.dbSynced.Load() {
 			if err := s.db.Sync(); err != nil {
 				return fmt.Errorf("metadata: sync %s: %w", s.db.Path(), err)
 			}
+			s.dbSynced.Store(g)
 		}
 	}
 	return nil

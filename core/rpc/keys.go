@@ -34,8 +34,10 @@ type keyTable struct {
 	mu sync.RWMutex
 	m  map[transport.Key]*entry
 	// onRevoke, when set, runs after an entry is forgotten (withdrawing
-	// the key from memory servers, telling its session).
-	onRevoke func(e *entry)
+	// the key from memory servers, telling its session). byHolder says
+	// the key's holder gave it up itself (CloseItem): its session already
+	// knows.
+	onRevoke func(e *entry, byHolder bool)
 	// fabric, when set, is famd's own libfabric endpoint: every key
 	// forgotten is withdrawn from it too (see fabric.go), including at
 	// closeAll, which drops onRevoke.
@@ -69,9 +71,19 @@ func (t *keyTable) get(key transport.Key) (*entry, bool) {
 }
 
 // revoke forgets e's key and releases its handle. It runs from the
-// handle's watcher (no core lock held) and from CloseItem; a second call
-// for the same entry does nothing.
-func (t *keyTable) revoke(e *entry) {
+// handle's watcher (no core lock held) and when famd drops keys itself; a
+// second call for the same entry, or one after release, does nothing.
+func (t *keyTable) revoke(e *entry) { t.forget(e, false) }
+
+// release is revoke for CloseItem: the key's holder gave it up, so its
+// session is not told (see Server.Session). The client has dropped the
+// key before asking, and an event per fam_close costs both sides a gRPC
+// stream write and read, several goroutine wake-ups each, on the control
+// path's critical cores (issue 19).
+func (t *keyTable) release(e *entry) { t.forget(e, true) }
+
+// forget is revoke and release.
+func (t *keyTable) forget(e *entry, byHolder bool) {
 	t.mu.Lock()
 	live := t.m[e.key] == e
 	if live {
@@ -89,7 +101,7 @@ func (t *keyTable) revoke(e *entry) {
 	}
 	e.it.Watch(nil)
 	if onRevoke != nil {
-		onRevoke(e)
+		onRevoke(e, byHolder)
 	}
 	// The handle may already be released (deallocated, region destroyed);
 	// then Close reports it and there is nothing left to do.
@@ -182,9 +194,14 @@ func (s *Server) OpenFD(key transport.Key) (f *os.File, offset, size uint64, rig
 	if r&core.RightWrite != 0 {
 		flag = os.O_RDWR
 	}
-	f, err = os.OpenFile(path, flag|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	// open(2) and os.NewFile rather than os.OpenFile: the descriptor is
+	// only passed on, and os.OpenFile would try to register the regular
+	// file with the network poller (a failing epoll_ctl) and, when
+	// Fd() is asked for to pass it, make it blocking again: four more
+	// system calls on every fam_lookup and fam_allocate (issue 19).
+	fd, err := unix.Open(path, flag|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, 0, 0, 0, &transport.Error{Code: int32(core.CodeResource), Msg: err.Error()}
+		return nil, 0, 0, 0, &transport.Error{Code: int32(core.CodeResource), Msg: (&os.PathError{Op: "open", Path: path, Err: err}).Error()}
 	}
-	return f, off, size, uint8(r), nil
+	return os.NewFile(uintptr(fd), path), off, size, uint8(r), nil
 }

@@ -118,11 +118,11 @@ func NewServer(opts Options) *Server {
 	if opts.TCPIdentity != nil {
 		s.tcpID = identity{opts.TCPIdentity.UID, opts.TCPIdentity.GID}
 	}
-	s.keys.onRevoke = func(e *entry) {
+	s.keys.onRevoke = func(e *entry, byHolder bool) {
 		if e.servers != nil && opts.Cluster != nil {
 			opts.Cluster.revoke(e.servers, e.key)
 		}
-		if e.session != 0 {
+		if e.session != 0 && !byHolder {
 			s.sessions.notify(e.session, e.key)
 		}
 	}
@@ -512,7 +512,12 @@ func (s *Server) CloseItem(ctx context.Context, req *pb.KeyRequest) (*pb.Reply, 
 		}
 		return &pb.Reply{Err: fe}, nil
 	}
-	s.keys.revoke(e)
+	if e.session != 0 && s.sessionOf(ctx) == e.session {
+		// The session closing its own key needs no event about it.
+		s.keys.release(e)
+	} else {
+		s.keys.revoke(e)
+	}
 	return &pb.Reply{}, nil
 }
 

@@ -57,3 +57,53 @@ func TestSessionEndRevokesItsKeysOnly(t *testing.T) {
 	endSession()
 	eventually(t, "session keys revoked", func() bool { return d.Server().Keys() == 2 && d.Server().Sessions() == 0 })
 }
+
+// TestSessionNotToldOfItsOwnClose: a key its session closes (fam_close)
+// brings that session no revocation event, which would cost both sides a
+// stream write and read per close; a key of the session closed by a
+// caller outside it, and keys famd revokes (a permission change), are
+// still reported, in order.
+func TestSessionNotToldOfItsOwnClose(t *testing.T) {
+	_, c := start(t, embed.Options{})
+	r := createRegion(t, c, "own", 1<<20, 0o600)
+	sctx, endSession := context.WithCancel(context.Background())
+	defer endSession()
+	stream, err := c.Session(sctx, &pb.SessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := stream.Recv()
+	if err != nil || ev.GetSession() == 0 {
+		t.Fatalf("first session event: %v %v", ev, err)
+	}
+	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	key := func(what string, res result[*pb.ItemReply]) string {
+		return string(res.ok(t, what).GetItem().GetKey())
+	}
+	closed := key("Allocate", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o600})))
+	kept := key("Lookup", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "own"})))
+	other := key("Lookup", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "own"})))
+	check(c.CloseItem(inSession, &pb.KeyRequest{Key: []byte(closed)})).ok(t, "CloseItem in its session")
+	check(c.CloseItem(ctx(t), &pb.KeyRequest{Key: []byte(other)})).ok(t, "CloseItem outside its session")
+	check(c.ChangeItemPermissions(inSession, &pb.ChangeItemPermissionsRequest{Key: []byte(kept), Mode: 0o640})).ok(t, "ChangeItemPermissions")
+	// Events of one session go out in the order famd revoked the keys: an
+	// event for the closed key would come first.
+	for _, want := range []string{other, kept} {
+		ev, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("session event: %v", err)
+		}
+		for ev.GetServerId() != 0 && len(ev.GetRevoked()) == 0 {
+			if ev, err = stream.Recv(); err != nil {
+				t.Fatalf("session event: %v", err)
+			}
+		}
+		switch got := string(ev.GetRevoked()); got {
+		case want:
+		case closed:
+			t.Fatalf("the session was told of the key it closed itself")
+		default:
+			t.Fatalf("revoked key %x, want %x", got, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/bits"
 	"net"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -338,6 +339,49 @@ type sconn struct {
 	ares    [wire.AtomicResultSize]byte // an atomic's reply, with sc so that it allocates nothing
 	authed  bool
 	peer    *Peer // who the connection comes from, read on its first control call
+	// fdw is bw's writer on a Unix socket (nil on TCP): it sends a control
+	// reply's descriptor with the buffered bytes (see control).
+	fdw *fdWriter
+}
+
+// fdWriter writes a Unix connection for its bufio.Writer. A descriptor set
+// in fd goes out with the next write, attached to its first byte, in the
+// same sendmsg(2): a control reply carrying one then leaves with the
+// replies buffered before it and its own payload in one system call and
+// one message, which the client reads in one recvmsg, instead of a flush,
+// a sendmsg of the header and a write of the payload, between which a
+// loaded famd could be descheduled while the client waited (issue 19).
+// The descriptor reaching the client with bytes before its reply's header
+// is as good as with the header: the client queues descriptors in arrival
+// order and gives each to the next reply announcing one.
+type fdWriter struct {
+	uc *net.UnixConn
+	fd *os.File // owned; closed once sent or when the connection ends
+}
+
+func (w *fdWriter) Write(p []byte) (int, error) {
+	if w.fd == nil || len(p) == 0 {
+		return w.uc.Write(p)
+	}
+	n, _, err := w.uc.WriteMsgUnix(p, unix.UnixRights(int(w.fd.Fd())), nil)
+	if n > 0 || err == nil {
+		// The kernel took the descriptor with the first bytes.
+		w.fd.Close()
+		w.fd = nil
+	}
+	if err == nil && n < len(p) {
+		m, werr := w.uc.Write(p[n:])
+		return n + m, werr
+	}
+	return max(n, 0), err
+}
+
+// close releases a descriptor that never went out.
+func (w *fdWriter) close() {
+	if w != nil && w.fd != nil {
+		w.fd.Close()
+		w.fd = nil
+	}
 }
 
 // replyError is a request failure answered with a status; anything else
@@ -373,8 +417,15 @@ func (s *Server) serveConn(c net.Conn) {
 	if spin != nil {
 		r = spin
 	}
-	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(r, readBuffer), bw: bufio.NewWriterSize(c, 64<<10),
-		authed: s.opts.Token == ""}
+	var w io.Writer = c
+	var fdw *fdWriter
+	if uc, ok := c.(*net.UnixConn); ok {
+		fdw = &fdWriter{uc: uc}
+		w = fdw
+	}
+	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(r, readBuffer), bw: bufio.NewWriterSize(w, 64<<10),
+		authed: s.opts.Token == "", fdw: fdw}
+	defer fdw.close()
 	s.mu.Lock()
 	if spin != nil {
 		s.spins[c] = spin
@@ -747,33 +798,35 @@ func (sc *sconn) control(h wire.Header) (*replyError, error) {
 		}
 		return fail(codeResource, "control reply of %d bytes exceeds the frame limit", len(rep)), nil
 	}
-	uc, isUnix := sc.c.(*net.UnixConn)
-	if f == nil || !isUnix {
+	if f == nil || sc.fdw == nil {
 		if f != nil {
 			f.Close()
 		}
 		return nil, sc.replyOK(h, rep)
 	}
-	defer f.Close()
-	// The descriptor rides on the reply header's bytes, so everything
-	// before it must be on the socket first.
-	if err := sc.bw.Flush(); err != nil {
-		return nil, err
+	if sc.fdw.fd != nil {
+		// An earlier reply's descriptor still waits in the buffer: it
+		// goes out first, with the bytes before this reply.
+		if err := sc.bw.Flush(); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
+	// The descriptor goes with the next write of the buffer (fdWriter):
+	// the replies buffered before this one, this reply's header and its
+	// payload, in one sendmsg when they fit the buffer, as control
+	// replies do.
+	sc.fdw.fd = f
 	rh := wire.Header{Op: h.Op, Flags: wire.FlagReply, ID: h.ID, PayloadLen: uint32(len(rep)),
 		Arg: [4]uint64{off, size, uint64(rights), 1}}
 	if o := sc.s.opts.Observer; o != nil {
 		o.Request(h.Op, wire.StatusOK, 0, 0)
 	}
-	var b [wire.HeaderSize]byte
-	rh.Encode(b[:])
-	n, _, err := uc.WriteMsgUnix(b[:], unix.UnixRights(int(f.Fd())), nil)
-	if err == nil && n < len(b) {
-		_, err = sc.bw.Write(b[n:])
+	rh.Encode(sc.rhdr[:])
+	if _, err := sc.bw.Write(sc.rhdr[:]); err != nil {
+		return nil, err
 	}
-	if err == nil {
-		_, err = sc.bw.Write(rep)
-	}
+	_, err = sc.bw.Write(rep)
 	return nil, err
 }
 

@@ -341,3 +341,66 @@ func TestControlAsyncDoesNotWait(t *testing.T) {
 		t.Fatalf("connection after refused control calls: %v", err)
 	}
 }
+
+// fdControl is a Controller whose CtlLookup answers with a new file
+// holding the request's bytes, passed with the reply; other methods
+// answer without one.
+type fdControl struct{ dir string }
+
+func (c *fdControl) Control(p Peer, method, session uint64, req []byte) ([]byte, *os.File, uint64, uint64, uint8, error) {
+	if method != CtlLookup {
+		return []byte("closed"), nil, 0, 0, 0, nil
+	}
+	f, err := os.CreateTemp(c.dir, "fd")
+	if err != nil {
+		return nil, nil, 0, 0, 0, err
+	}
+	if _, err := f.Write(req); err != nil {
+		f.Close()
+		return nil, nil, 0, 0, 0, err
+	}
+	return append([]byte("rep-"), req...), f, 0, uint64(len(req)), RightRead, nil
+}
+
+// TestControlDescriptorsFollowTheirReplies: on a Unix socket each control
+// reply gets its own descriptor, whether it goes out behind a reply
+// without one (a fam_close sent lazily before the call, answered in the
+// same batch) or beside other replies carrying one (calls pipelined from
+// several goroutines on one connection).
+func TestControlDescriptorsFollowTheirReplies(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	c := dial(t, "unix", serve(t, NewServer(mem, ServerOptions{Control: &fdControl{dir: t.TempDir()}}), "unix"), ClientOptions{})
+	check := func(what string) {
+		rep, f, off, size, rights, err := c.Control(CtlLookup, 0, []byte(what))
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			return
+		}
+		if f == nil {
+			t.Errorf("%s: no descriptor with the reply", what)
+			return
+		}
+		defer f.Close()
+		b := make([]byte, size)
+		if _, err := f.ReadAt(b, int64(off)); err != nil || string(b) != what || string(rep) != "rep-"+what || rights != RightRead {
+			t.Errorf("%s: reply %q, descriptor holds %q (%v), rights %d", what, rep, b, err, rights)
+		}
+	}
+	for i := 0; i < 50; i++ {
+		if _, err := c.ControlAsync(CtlCloseItem, 0, []byte("close")); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("after-close-%d", i))
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				check(fmt.Sprintf("g%d-%d", g, i))
+			}
+		}()
+	}
+	wg.Wait()
+}
