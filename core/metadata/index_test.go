@@ -172,3 +172,132 @@ func TestItemKeyOffsetMismatchFailsOpen(t *testing.T) {
 		t.Fatalf("Open with two records at offset 64: %v, want ErrCorrupt", err)
 	}
 }
+
+// boltKeys returns, from the closed store in dir, how many item records
+// region rid's bucket holds and how many tombstones bucketGone holds.
+func boltKeys(t *testing.T, dir string, rid uint64) (items, tombs int) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		items = tx.Bucket(bucketItems).Bucket(u64key(rid)).Stats().KeyN
+		tombs = tx.Bucket(bucketGone).Stats().KeyN
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items, tombs
+}
+
+// TestDeletionTombstones: a checkpoint records a deletion of an item
+// already in bbolt as a tombstone (the item's record stays in its region's
+// bucket), which a reopened store honours; an item later allocated at the
+// same offset is not taken by the old tombstone; an item put and deleted
+// between two checkpoints leaves no tombstone; and once the tombstones
+// reach minCompact a checkpoint applies them and empties bucketGone.
+func TestDeletionTombstones(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.CreateRegion(Region{Name: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = minCompact + 200
+	put := func(i int, name string) {
+		t.Helper()
+		if err := s.PutItem(Item{RegionID: r.ID, Offset: uint64(i) * 64, Size: 8, Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(i int) {
+		t.Helper()
+		if err := s.DeleteItem(r.ID, uint64(i)*64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		put(i, "a"+strconv.Itoa(i))
+	}
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		del(i)
+	}
+	put(n, "short-lived") // never reaches bbolt
+	del(n)
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	put(0, "again") // offset 0 reused after its tombstone
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if items, tombs := boltKeys(t, dir, r.ID); items != n || tombs != 100 {
+		t.Fatalf("bbolt holds %d item records and %d tombstones, want %d and 100", items, tombs, n)
+	}
+	check := func(s *Store, gone func(i int) bool) {
+		t.Helper()
+		if got := len(s.Items(r.ID)); got != n-99 {
+			t.Fatalf("%d items after reopening", got)
+		}
+		for i := range n {
+			it, err := s.ItemAt(r.ID, uint64(i)*64)
+			switch {
+			case i == 0:
+				if err != nil || it.Name != "again" {
+					t.Fatalf("item at offset 0 = %+v, %v; want the one allocated after the tombstone", it, err)
+				}
+			case gone(i):
+				if err == nil {
+					t.Fatalf("deleted item %d is back: %+v", i, it)
+				}
+			case err != nil || it.Name != "a"+strconv.Itoa(i):
+				t.Fatalf("item %d = %+v, %v", i, it, err)
+			}
+		}
+		if _, err := s.ItemByName(r.ID, "a5"); err == nil {
+			t.Fatal("a deleted item's name is still taken")
+		}
+	}
+	s, err = Open(dir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(s, func(i int) bool { return i < 100 })
+	// Past minCompact tombstones a checkpoint applies them all.
+	for i := 100; i < minCompact+100; i++ {
+		del(i)
+	}
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if items, tombs := boltKeys(t, dir, r.ID); items != n-minCompact-99 || tombs != 0 {
+		t.Fatalf("after compaction bbolt holds %d item records and %d tombstones, want %d and 0", items, tombs, n-minCompact-99)
+	}
+	s, err = Open(dir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gone := func(i int) bool { return i < minCompact+100 }
+	for i := range n {
+		_, err := s.ItemAt(r.ID, uint64(i)*64)
+		if (err == nil) == (gone(i) && i != 0) {
+			t.Fatalf("item %d: %v after compaction", i, err)
+		}
+	}
+}
