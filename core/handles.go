@@ -1,6 +1,9 @@
 package core
 
 import (
+	"unsafe"
+
+	"github.com/gofam/openfam/core/internal/pages"
 	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
 )
@@ -327,6 +330,7 @@ func (x *handleIndex) grow() {
 	old := x.e
 	n := max(16, 2*len(old))
 	x.e, x.mask = make([]handleEntry, n), uint64(n-1)
+	pages.AdviseHuge(unsafe.Pointer(&x.e[0]), uintptr(n)*unsafe.Sizeof(x.e[0]))
 	for _, e := range old {
 		if e.p != nil {
 			x.place(e)

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/gofam/openfam/core/internal/pages"
 )
 
 // A region's items, kept for a million items and more (issue 18): every
@@ -222,7 +222,7 @@ func (t *itemTable) add(it Item, h uint32, withName bool) {
 			// two from the base on.
 			n := max(1<<baseBits, int(s))
 			c := make([]rec, n)
-			hugePages(unsafe.Pointer(&c[0]), uintptr(n)*unsafe.Sizeof(c[0]))
+			pages.AdviseHuge(unsafe.Pointer(&c[0]), uintptr(n)*unsafe.Sizeof(c[0]))
 			t.chunks = append(t.chunks, c)
 		}
 	}
@@ -353,7 +353,7 @@ func (x *slotIndex) grow() {
 	old := x.e
 	n := max(16, 2*len(old))
 	x.e, x.mask = make([]uint64, n), uint64(n-1)
-	hugePages(unsafe.Pointer(&x.e[0]), uintptr(n)*8)
+	pages.AdviseHuge(unsafe.Pointer(&x.e[0]), uintptr(n)*8)
 	for _, e := range old {
 		if e != 0 {
 			x.place(e)
@@ -390,21 +390,4 @@ func (x *slotIndex) deleteAt(i uint64) {
 			}
 		}
 	}
-}
-
-// hugePages asks the kernel to back the 2 MiB pages inside [p, p+n) with
-// huge pages where it is configured to on request (transparent_hugepage
-// "madvise", the usual default). A million-item index or record array
-// spans thousands of 4 KiB pages, so each random probe is also a TLB miss,
-// and in a virtual machine a page walk costs several memory accesses more;
-// a few huge pages cover it. Best effort: advice the kernel ignores changes
-// nothing. Called on fresh allocations, before their pages are touched.
-func hugePages(p unsafe.Pointer, n uintptr) {
-	const huge = 2 << 20
-	lo := (uintptr(p) + huge - 1) &^ (huge - 1)
-	hi := (uintptr(p) + n) &^ (huge - 1)
-	if hi <= lo {
-		return
-	}
-	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, lo-uintptr(p))), hi-lo), unix.MADV_HUGEPAGE)
 }
