@@ -14,7 +14,7 @@ import (
 	"github.com/gofam/openfam/core/embed"
 )
 
-// BenchmarkScale times the embedded store's item operations in a region
+// BenchmarkScale times item operations (lookup+close, chmod, dealloc, alloc) in a region
 // already holding N named items whose handles stay open, as famscale does
 // through the C library (issue 18: each within 1.5x of its cost at 1e3
 // items at 1e6), so that a Go profile shows what grows with N.
@@ -86,6 +86,16 @@ func BenchmarkScale(b *testing.B) {
 						b.Fatal(err)
 					}
 					it.Close()
+				}
+			})
+			b.Run("chmod", func(b *testing.B) {
+				// One item's mode, back and forth, as famscale does.
+				t0 := cpuTime()
+				defer func() { reportCPU(b, cpuTime()-t0) }()
+				for i := range b.N {
+					if err := its[n/2].ChangePermissions(0o600 | uint32(i&1)*0o040); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 			b.Run("dealloc", func(b *testing.B) {
