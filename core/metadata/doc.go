@@ -24,15 +24,10 @@
 //   - The checkpoint, metadata.db (bbolt). Buckets "regions" (ID -> region
 //     record; the bucket sequence is the ID counter, so IDs are never
 //     reused) and "items" (one nested bucket per region ID, big-endian
-//     offset -> item record) and "gone" (sequence -> tombstone: region ID,
-//     offset and incarnation high-water mark of an item deleted whose record
-//     may still be in its region's bucket; Open drops the items they cover,
-//     and a checkpoint applies them all, in key order, once they reach an
-//     eighth of the items, so that random deletions do not each rewrite a
-//     leaf of a large region's bucket). Records use a compact versioned
-//     binary layout (codec.go). Region changes are rare and go straight to
-//     bbolt in their own transaction before the call returns (fsynced
-//     unless Options.NoSync).
+//     offset -> item record). Records use a compact versioned binary layout
+//     (codec.go). Region changes are rare and go straight to bbolt in their
+//     own transaction before the call returns (fsynced unless
+//     Options.NoSync).
 //
 // A background checkpointer (every Options.CheckpointInterval, when the
 // journal passes Options.CheckpointBytes, and on Close) folds the item
@@ -48,10 +43,10 @@
 // journal to it so it remains one ordered history, committed whole by the
 // retry.
 //
-// In memory each region's items are one table of pointer-free records found
-// through two open-addressing indexes, by offset and by name (index.go), so
-// that an operation on a region of a million items costs about as many
-// cache misses as one on a region of a thousand.
+// In memory each region's items are one table of records found through two
+// open-addressing indexes, by offset and by name (index.go), so that an
+// operation on a region of a million items costs about as many cache
+// misses as one on a region of a thousand.
 //
 // Open loads bbolt, replays metadata.journal.old and then metadata.journal,
 // commits the result and starts with an empty journal. Replay is idempotent

@@ -26,7 +26,6 @@ const (
 var (
 	bucketRegions = []byte("regions") // region ID -> region record; its sequence is the ID counter
 	bucketItems   = []byte("items")   // region ID -> bucket of offset -> item record; its sequence is the incarnation high-water mark
-	bucketGone    = []byte("gone")    // sequence -> tombstone of an item deleted but maybe still in bucketItems (see commit)
 )
 
 // Options tunes a Store. The zero value is usable.
@@ -89,7 +88,6 @@ type Store struct {
 	oldExists bool // metadata.journal.old holds records not yet in bbolt
 	dbClosed  bool
 	savedGen  uint64 // the incarnation high-water mark committed to bbolt
-	gone      int    // tombstones in bucketGone
 	db        *bolt.DB
 
 	// syncCkpt is set by the first Sync: from then on a checkpoint under
@@ -170,11 +168,7 @@ func (s *Store) load() error {
 		}
 		s.savedGen = ib.Sequence()
 		s.lastGen = s.savedGen
-		gb, err := tx.CreateBucketIfNotExists(bucketGone)
-		if err != nil {
-			return err
-		}
-		err = rb.ForEach(func(k, v []byte) error {
+		return rb.ForEach(func(k, v []byte) error {
 			r, err := decodeRegion(v)
 			if err != nil {
 				return err
@@ -200,24 +194,6 @@ func (s *Store) load() error {
 				s.lastGen = max(s.lastGen, it.Gen)
 				return nil
 			})
-		})
-		if err != nil {
-			return err
-		}
-		// The items deleted by a checkpoint that left them in their
-		// region's bucket (see commit).
-		return gb.ForEach(func(k, v []byte) error {
-			t, err := decodeTomb(v)
-			if err != nil {
-				return err
-			}
-			s.gone++
-			if rs := s.regions[t.rid]; rs != nil {
-				if it, ok := rs.items.at(t.off); ok && it.Gen <= t.gen {
-					rs.items.remove(t.off)
-				}
-			}
-			return nil
 		})
 	})
 	if err != nil {
@@ -501,34 +477,13 @@ func (s *Store) commit(paths []string, gen uint64) error {
 		}
 		return a.seq - b.seq
 	})
-	// A deletion is a tombstone appended to bucketGone, not a delete in
-	// the region's bucket: the items of a random deletion each lie in
-	// another leaf of the region's bucket, and bbolt rewrites a leaf for
-	// one deleted key (4 KiB written, and a page freed, per deallocation
-	// at a million items, where the leaf holding the last allocations
-	// takes many puts at once); tombstones, keyed by a sequence, fill one
-	// leaf after another. A tombstone (region, offset, gen) says the item
-	// there whose incarnation is at most gen is gone: a later item at the
-	// offset has a higher number, which no tombstone written before it
-	// covers. When the tombstones reach an eighth of the items (at least
-	// minCompact), the checkpoint applies them all, in key order, and
-	// empties bucketGone: each leaf is then rewritten once for many
-	// deletions.
-	s.mu.RLock()
-	live := 0
-	for _, rs := range s.regions {
-		live += rs.items.len()
-	}
-	s.mu.RUnlock()
-	var gone int
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		ib, gb := tx.Bucket(bucketItems), tx.Bucket(bucketGone)
+		ib := tx.Bucket(bucketItems)
 		if gen > ib.Sequence() {
 			if err := ib.SetSequence(gen); err != nil {
 				return err
 			}
 		}
-		gone = s.gone
 		var b *bolt.Bucket
 		for i, c := range chs {
 			if i == 0 || chs[i-1].rid != c.rid {
@@ -542,14 +497,7 @@ func (s *Store) commit(paths []string, gen uint64) error {
 			}
 			var err error
 			if c.val == nil {
-				if b.Get(u64key(c.off)) == nil {
-					continue // put and deleted since the last checkpoint
-				}
-				var seq uint64
-				if seq, err = gb.NextSequence(); err == nil {
-					err = gb.Put(u64key(seq), appendTomb(nil, tomb{c.rid, c.off, gen}))
-					gone++
-				}
+				err = b.Delete(u64key(c.off))
 			} else {
 				err = b.Put(u64key(c.off), c.val)
 			}
@@ -557,90 +505,12 @@ func (s *Store) commit(paths []string, gen uint64) error {
 				return err
 			}
 		}
-		if gone < max(minCompact, live/8) {
-			return nil
-		}
-		if err := compact(tx); err != nil {
-			return err
-		}
-		gone = 0
 		return nil
 	})
 	if err == nil {
 		s.savedGen = max(s.savedGen, gen)
-		s.gone = gone
 	}
 	return err
-}
-
-// minCompact is the fewest tombstones a checkpoint applies (see commit).
-const minCompact = 4096
-
-// compact applies every tombstone of bucketGone to the region buckets, in
-// key order, and empties it.
-func compact(tx *bolt.Tx) error {
-	var ts []tomb
-	err := tx.Bucket(bucketGone).ForEach(func(k, v []byte) error {
-		t, err := decodeTomb(v)
-		ts = append(ts, t)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	slices.SortFunc(ts, func(a, b tomb) int {
-		if c := cmpU64(a.rid, b.rid); c != 0 {
-			return c
-		}
-		return cmpU64(a.off, b.off)
-	})
-	ib := tx.Bucket(bucketItems)
-	var b *bolt.Bucket
-	for i, t := range ts {
-		if i == 0 || ts[i-1].rid != t.rid {
-			b = ib.Bucket(u64key(t.rid))
-		}
-		if b == nil {
-			continue // region deleted
-		}
-		v := b.Get(u64key(t.off))
-		if v == nil {
-			continue
-		}
-		it, err := decodeItem(v)
-		if err != nil {
-			return fmt.Errorf("item record under key %d of region %d: %w", t.off, t.rid, err)
-		}
-		if it.Gen <= t.gen {
-			if err := b.Delete(u64key(t.off)); err != nil {
-				return err
-			}
-		}
-	}
-	if err := tx.DeleteBucket(bucketGone); err != nil {
-		return err
-	}
-	_, err = tx.CreateBucket(bucketGone)
-	return err
-}
-
-// tomb is a tombstone: the item at offset off of region rid whose
-// incarnation is at most gen was deleted.
-type tomb struct{ rid, off, gen uint64 }
-
-const tombLen = 24
-
-func appendTomb(b []byte, t tomb) []byte {
-	b = le.AppendUint64(b, t.rid)
-	b = le.AppendUint64(b, t.off)
-	return le.AppendUint64(b, t.gen)
-}
-
-func decodeTomb(b []byte) (tomb, error) {
-	if len(b) != tombLen {
-		return tomb{}, fmt.Errorf("tombstone of %d bytes: %w", len(b), ErrCorrupt)
-	}
-	return tomb{le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])}, nil
 }
 
 func (s *Store) checkOpen(op string) error {
