@@ -38,8 +38,8 @@ type famState struct {
 	// b serves the control path: local (embedded) or remote (famd).
 	b backend
 
-	mu       sync.Mutex        // guards the maps below, and the local backend's (see local)
-	items    map[itemKey]*Item // first open handle of each incarnation (see handles.go)
+	mu       sync.Mutex  // guards the maps below, and the local backend's (see local)
+	items    handleIndex // first open handle of each incarnation (see handles.go)
 	rhandles map[uint64]map[*Region]struct{}
 	lazy     map[*Item]struct{} // unresolved item handles
 	contexts map[*Context]struct{}
@@ -143,7 +143,6 @@ func Initialize(opts Options) (*Fam, error) {
 func newFamState(opts Options) *famState {
 	fs := &famState{
 		opts:     opts,
-		items:    map[itemKey]*Item{},
 		rhandles: map[uint64]map[*Region]struct{}{},
 		lazy:     map[*Item]struct{}{},
 		contexts: map[*Context]struct{}{},
@@ -216,12 +215,12 @@ func (f *Fam) Finalize() error {
 	f.b.quiesce()
 	f.mu.Lock()
 	var notify []*Item
-	for _, head := range f.items {
+	f.items.each(func(_ itemKey, head *Item) {
 		for it := head; it != nil; it = it.hnext {
 			it.state.Store(stateClosed)
 			notify = append(notify, it)
 		}
-	}
+	})
 	for it := range f.lazy {
 		it.state.Store(stateClosed)
 		notify = append(notify, it)
@@ -232,14 +231,14 @@ func (f *Fam) Finalize() error {
 		}
 	}
 	var views []*itemView
-	for _, head := range f.items {
+	f.items.each(func(_ itemKey, head *Item) {
 		for it := head; it != nil; it = it.hnext {
 			if v := it.view.Load(); v != nil {
 				views = append(views, v)
 			}
 		}
-	}
-	f.items, f.lazy, f.rhandles = nil, nil, nil
+	})
+	f.items, f.lazy, f.rhandles = handleIndex{}, nil, nil
 	f.mu.Unlock()
 	for _, it := range notify {
 		it.retireMaps()

@@ -1,6 +1,9 @@
 package core
 
 import (
+	"unsafe"
+
+	"github.com/gofam/openfam/core/internal/pages"
 	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
 )
@@ -15,9 +18,10 @@ import (
 // handle of the new one. f.items maps each incarnation to the first of its
 // open handles, linked through Item.hprev and hnext, so releasing an item's
 // handles costs O(its handles), not O(all handles), and binding or closing
-// one costs one map access and no allocation: with a million handles open,
+// one costs one index probe and no allocation: with a million handles open,
 // every extra map or allocation per handle is another cache miss per call
-// and more for the collector to scan.
+// and more for the collector to scan (so f.items is a handleIndex, not a Go
+// map: see there).
 
 // itemKey names one incarnation of an item; gen is never reused for the
 // same store, so a key never names two items.
@@ -33,12 +37,16 @@ func (it *Item) key() itemKey { return itemKey{it.g.RegionID, it.g.Offset, it.in
 // after it was made (a lookup then a close) unlinks touching no other.
 func (f *Fam) bindLocked(it *Item) {
 	k := it.key()
-	head := f.items[k]
-	it.hprev, it.hnext = nil, head
-	if head != nil {
+	e := f.items.ref(k)
+	if e == nil {
+		it.hprev, it.hnext = nil, nil
+		f.items.add(k, it)
+	} else {
+		head := e.p
+		it.hprev, it.hnext = nil, head
 		head.hprev = it
+		e.p = it
 	}
-	f.items[k] = it
 	if v := it.view.Load(); v != nil {
 		f.indexKeyLocked(it, v.key)
 	}
@@ -50,14 +58,16 @@ func (f *Fam) unlinkLocked(it *Item, k itemKey) {
 	switch {
 	case it.hprev != nil:
 		it.hprev.hnext = it.hnext
-	case f.items[k] == it:
-		if it.hnext != nil {
-			f.items[k] = it.hnext
-		} else {
-			delete(f.items, k)
-		}
 	default:
-		return
+		e := f.items.ref(k)
+		if e == nil || e.p != it {
+			return
+		}
+		if it.hnext != nil {
+			e.p = it.hnext
+		} else {
+			f.items.del(k)
+		}
 	}
 	if it.hnext != nil {
 		it.hnext.hprev = it.hprev
@@ -142,7 +152,7 @@ func (f *Fam) unbindLocked(it *Item) {
 // descriptor (bound to nothing yet), are untouched.
 func (f *Fam) closeIncarnationLocked(k itemKey) []*Item {
 	var closed []*Item
-	for it := f.items[k]; it != nil; {
+	for it := f.items.get(k); it != nil; {
 		next := it.hnext
 		it.hprev, it.hnext = nil, nil
 		it.state.Store(stateClosed)
@@ -152,7 +162,7 @@ func (f *Fam) closeIncarnationLocked(k itemKey) []*Item {
 		closed = append(closed, it)
 		it = next
 	}
-	delete(f.items, k)
+	f.items.del(k)
 	return closed
 }
 
@@ -162,10 +172,14 @@ func (f *Fam) closeIncarnationLocked(k itemKey) []*Item {
 // destroyed region); one item's handles go through closeIncarnationLocked.
 func (f *Fam) closeItemsLocked(match func(g GlobalDesc) bool) []*Item {
 	var closed []*Item
-	for key := range f.items {
+	var keys []itemKey // closing deletes from f.items, which each forbids
+	f.items.each(func(key itemKey, _ *Item) {
 		if match(GlobalDesc{RegionID: key.region, Offset: key.offset}) {
-			closed = append(closed, f.closeIncarnationLocked(key)...)
+			keys = append(keys, key)
 		}
+	})
+	for _, key := range keys {
+		closed = append(closed, f.closeIncarnationLocked(key)...)
 	}
 	for it := range f.lazy {
 		if match(it.g) {
@@ -180,20 +194,20 @@ func (f *Fam) closeItemsLocked(match func(g GlobalDesc) bool) []*Item {
 // regionItemsLocked returns the open item handles in region id.
 func (f *Fam) regionItemsLocked(id uint64) []*Item {
 	var its []*Item
-	for key, head := range f.items {
+	f.items.each(func(key itemKey, head *Item) {
 		if key.region == id {
 			for it := head; it != nil; it = it.hnext {
 				its = append(its, it)
 			}
 		}
-	}
+	})
 	return its
 }
 
 // incarnationItemsLocked returns the open handles of incarnation k.
 func (f *Fam) incarnationItemsLocked(k itemKey) []*Item {
 	var its []*Item
-	for it := f.items[k]; it != nil; it = it.hnext {
+	for it := f.items.get(k); it != nil; it = it.hnext {
 		its = append(its, it)
 	}
 	return its
@@ -228,3 +242,145 @@ func (it *Item) Incarnation() (uint64, error) {
 	}
 	return it.inc, nil
 }
+
+// handleIndex maps each incarnation with open handles to its first handle:
+// an open-addressing hash table with linear probing whose entries are the
+// key's 64-bit hash and the handle, 16 bytes, four to a cache line. A Go
+// map of a million entries costs about three cache misses a probe (its
+// table, control word and slot lie apart); this one costs one, and the key
+// is compared through the handle, which every caller touches anyway. A
+// deletion shifts the entries after it back (no tombstones). The zero value
+// is an empty index. Guarded by Fam.mu.
+type handleIndex struct {
+	e    []handleEntry
+	mask uint64
+	n    int
+}
+
+// handleEntry is one slot of a handleIndex; p == nil: empty.
+type handleEntry struct {
+	h uint64
+	p *Item
+}
+
+// hashKey spreads an incarnation's key over 64 bits.
+func hashKey(k itemKey) uint64 {
+	h := k.region*0x9e3779b97f4a7c15 ^ k.offset
+	h = (h ^ h>>31) * 0xbf58476d1ce4e5b9
+	h ^= k.gen * 0xc2b2ae3d27d4eb4f
+	h = (h ^ h>>29) * 0x94d049bb133111eb
+	return h ^ h>>32
+}
+
+// find returns the position of k's entry, false if none.
+func (x *handleIndex) find(k itemKey) (uint64, bool) {
+	if x.n == 0 {
+		return 0, false
+	}
+	h := hashKey(k)
+	for i := h & x.mask; ; i = (i + 1) & x.mask {
+		e := &x.e[i]
+		if e.p == nil {
+			return 0, false
+		}
+		if e.h == h && e.p.key() == k {
+			return i, true
+		}
+	}
+}
+
+// ref returns k's entry, whose handle the caller may replace (by another
+// handle of the same incarnation), nil if none; valid until the next add
+// or del.
+func (x *handleIndex) ref(k itemKey) *handleEntry {
+	if i, ok := x.find(k); ok {
+		return &x.e[i]
+	}
+	return nil
+}
+
+// get returns k's first handle, nil if none.
+func (x *handleIndex) get(k itemKey) *Item {
+	if e := x.ref(k); e != nil {
+		return e.p
+	}
+	return nil
+}
+
+// add enters p, a handle of k, which is not in the index.
+func (x *handleIndex) add(k itemKey, p *Item) {
+	if (x.n+1)*4 > len(x.e)*3 {
+		x.grow()
+	}
+	x.place(handleEntry{hashKey(k), p})
+	x.n++
+}
+
+func (x *handleIndex) place(e handleEntry) {
+	i := e.h & x.mask
+	for x.e[i].p != nil {
+		i = (i + 1) & x.mask
+	}
+	x.e[i] = e
+}
+
+// grow doubles the index (at least 16 entries), re-placing the entries by
+// the hashes they hold.
+func (x *handleIndex) grow() {
+	old := x.e
+	n := max(16, 2*len(old))
+	x.e, x.mask = make([]handleEntry, n), uint64(n-1)
+	pages.AdviseHuge(unsafe.Pointer(&x.e[0]), uintptr(n)*unsafe.Sizeof(x.e[0]))
+	for _, e := range old {
+		if e.p != nil {
+			x.place(e)
+		}
+	}
+}
+
+// del removes k's entry, if any.
+func (x *handleIndex) del(k itemKey) {
+	i, ok := x.find(k)
+	if !ok {
+		return
+	}
+	x.n--
+	for {
+		x.e[i] = handleEntry{}
+		j := i
+		for {
+			j = (j + 1) & x.mask
+			e := x.e[j]
+			if e.p == nil {
+				return
+			}
+			// e may fill the hole at i unless its home lies cyclically
+			// in (i, j].
+			home := e.h & x.mask
+			var stays bool
+			if i <= j {
+				stays = i < home && home <= j
+			} else {
+				stays = i < home || home <= j
+			}
+			if !stays {
+				x.e[i] = e
+				i = j
+				break
+			}
+		}
+	}
+}
+
+// each calls fn for every incarnation and its first handle; fn must not
+// add or delete entries.
+func (x *handleIndex) each(fn func(k itemKey, head *Item)) {
+	for _, e := range x.e {
+		if e.p != nil {
+			fn(e.p.key(), e.p)
+		}
+	}
+}
+
+// len returns the number of incarnations with open handles.
+func (x *handleIndex) len() int { return x.n }

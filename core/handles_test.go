@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math/rand/v2"
 	"testing"
 )
 
@@ -31,7 +32,7 @@ func openHandles(t *testing.T, f *Fam, k itemKey) []*Item {
 	defer f.mu.Unlock()
 	var its []*Item
 	var prev *Item
-	for it := f.items[k]; it != nil; it = it.hnext {
+	for it := f.items.get(k); it != nil; it = it.hnext {
 		if it.hprev != prev {
 			t.Fatalf("handle %d of the list links back to %p, not %p", len(its), it.hprev, prev)
 		}
@@ -149,4 +150,64 @@ func TestLookupCloseAllocations(t *testing.T) {
 	if allocs > 4 {
 		t.Fatalf("%.1f allocations per lookup and close, want at most 4", allocs)
 	}
+}
+
+// TestHandleIndexMatchesMap drives a handleIndex and a Go map with the same
+// random adds, head replacements and deletions of few distinct keys (so
+// probe runs collide, wrap around the end and shift back on deletion,
+// across several doublings), and checks after each step that both agree,
+// misses included.
+func TestHandleIndexMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var x handleIndex
+	want := map[itemKey]*Item{}
+	newHandle := func(k itemKey) *Item {
+		return &Item{g: GlobalDesc{RegionID: k.region, Offset: k.offset}, inc: k.gen}
+	}
+	check := func(step int) {
+		t.Helper()
+		if x.len() != len(want) {
+			t.Fatalf("step %d: %d entries, want %d", step, x.len(), len(want))
+		}
+		for k, p := range want {
+			if got := x.get(k); got != p {
+				t.Fatalf("step %d: get(%v) = %p, want %p", step, k, got, p)
+			}
+		}
+		n := 0
+		x.each(func(k itemKey, head *Item) {
+			n++
+			if want[k] != head {
+				t.Fatalf("step %d: each gave %v -> %p, want %p", step, k, head, want[k])
+			}
+		})
+		if n != len(want) {
+			t.Fatalf("step %d: each gave %d entries, want %d", step, n, len(want))
+		}
+	}
+	const keys = 2000
+	for step := range 60000 {
+		k := itemKey{region: uint64(rng.IntN(3)), offset: uint64(rng.IntN(keys/3)) * 64, gen: uint64(rng.IntN(2))}
+		grow := step < 30000
+		switch _, ok := want[k]; {
+		case !ok && (grow || rng.IntN(3) == 0):
+			p := newHandle(k)
+			x.add(k, p)
+			want[k] = p
+		case ok && rng.IntN(3) == 0:
+			p := newHandle(k)
+			x.ref(k).p = p
+			want[k] = p
+		case ok:
+			x.del(k)
+			delete(want, k)
+		}
+		if x.get(itemKey{region: 7}) != nil {
+			t.Fatalf("step %d: found a key never added", step)
+		}
+		if step%499 == 0 {
+			check(step)
+		}
+	}
+	check(-1)
 }

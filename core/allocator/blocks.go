@@ -1,5 +1,11 @@
 package allocator
 
+import (
+	"unsafe"
+
+	"github.com/gofam/openfam/core/internal/pages"
+)
+
 // blockTable records the allocated blocks, offset -> rounded size, for
 // Free's exactness check: an open-addressing hash table of (offset, size)
 // pairs with linear probing, the pair in one 16-byte entry. A Go map of a
@@ -60,6 +66,7 @@ func (t *blockTable) grow() {
 	old := t.e
 	n := max(16, 2*len(old))
 	t.e, t.mask = make([]block, n), uint64(n-1)
+	pages.AdviseHuge(unsafe.Pointer(&t.e[0]), uintptr(n)*unsafe.Sizeof(t.e[0]))
 	for _, b := range old {
 		if b.size != 0 {
 			t.place(b)

@@ -2,9 +2,10 @@ package metadata
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/gofam/openfam/core/internal/pages"
 )
 
 // A region's items, kept for a million items and more (issue 18): every
@@ -18,61 +19,113 @@ import (
 // its key's hash, so a probe passing other entries reads no record, and a
 // growing index re-places its entries without reading records or hashing a
 // name again.
+//
+// The records hold no Go pointers (a name is copied into its record; only
+// names too long for it live in a map), so the collector neither scans the
+// chunks nor marks a string per item, and the chunks can be backed by huge
+// pages: with a million records the chunks are the larger part of what a
+// random operation touches, and a TLB miss on them (a page walk, several
+// memory accesses in a virtual machine) cost more than the cache miss
+// itself. Chunk sizes double (base, base, 2 base, 4 base, ...) so that a
+// small region takes little memory and a large one lies mostly in chunks
+// of many megabytes that huge pages cover.
 
-// chunkBits is log2 of the records per chunk.
-const chunkBits = 14
+// baseBits is log2 of the records in the first chunk.
+const baseBits = 8
 
 // itemTable holds the items of one region. Not safe for concurrent
 // mutation: the Store's mutex guards it (readers may share it).
 type itemTable struct {
-	chunks [][]rec   // records by slot, 1<<chunkBits per chunk
-	free   []uint32  // slots emptied by deletions, reused first
-	slots  uint32    // slots ever used
-	byOff  slotIndex // every item, by offset
-	byName slotIndex // named items, by name
+	chunks [][]rec           // records by slot (see slot)
+	long   map[uint32]string // names too long for their record, by slot
+	free   []uint32          // slots emptied by deletions, reused first
+	slots  uint32            // slots ever used
+	byOff  slotIndex         // every item, by offset
+	byName slotIndex         // named items, by name
 	seed   maphash.Seed
 }
 
-// rec is one slot: an item and the hash of its name, so that removing or
-// renaming it finds its name's index entry without reading the name (one
-// more cache miss, and a hash of it, per deallocation), and a copy of a
-// short name, so that a lookup by name compares it where the record is
-// rather than where the string's bytes are (one more miss per lookup).
+// rec is one slot: an item without its name's string, the hash of its
+// name, so that removing or renaming it finds its name's index entry
+// without hashing the name again, and the name's bytes when they fit
+// (nlen <= len(name); nlen == longName: the name is in itemTable.long).
+// 128 bytes, so that records stay aligned on cache-line pairs.
 type rec struct {
-	Item
-	nh    uint32
-	short shortName
+	Offset, Size, RegionID uint64
+	Created                int64
+	Gen                    uint64
+	Mode, UID, GID         uint32
+	nh                     uint32
+	nlen                   uint16
+	name                   [70]byte
 }
 
-// shortName holds a name of at most len(b) bytes; n is its length plus one
-// (0: the name is longer, or not copied).
-type shortName struct {
-	n uint8
-	b [23]byte
-}
+// longName in rec.nlen: the name is in itemTable.long.
+const longName = 0xffff
 
-func makeShort(name string) (s shortName) {
-	if len(name) <= len(s.b) {
-		s.n = uint8(len(name) + 1)
-		copy(s.b[:], name)
+// nameIs reports whether the record in slot s is called name.
+func (t *itemTable) nameIs(r *rec, s uint32, name string) bool {
+	if r.nlen == longName {
+		return t.long[s] == name
 	}
-	return s
+	return int(r.nlen) == len(name) && string(r.name[:len(name)]) == name
 }
 
-// nameIs reports whether the record's name is name.
-func (r *rec) nameIs(name string) bool {
-	if r.short.n != 0 {
-		return int(r.short.n)-1 == len(name) && string(r.short.b[:len(name)]) == name
+// item returns the item in slot s, r; name, when not nil, is its name
+// (which the caller has: no copy of it is made).
+func (t *itemTable) item(r *rec, s uint32, name *string) Item {
+	it := Item{RegionID: r.RegionID, Offset: r.Offset, Size: r.Size, Mode: r.Mode, UID: r.UID, GID: r.GID,
+		Created: r.Created, Gen: r.Gen}
+	switch {
+	case name != nil:
+		it.Name = *name
+	case r.nlen == longName:
+		it.Name = t.long[s]
+	case r.nlen > 0:
+		it.Name = string(r.name[:r.nlen])
 	}
-	return r.Name == name
+	return it
+}
+
+// store writes it into slot s, replacing what was there.
+func (t *itemTable) store(s uint32, it Item) {
+	r := t.slot(s)
+	if r.nlen == longName {
+		delete(t.long, s)
+	}
+	*r = rec{Offset: it.Offset, Size: it.Size, RegionID: it.RegionID, Created: it.Created, Gen: it.Gen,
+		Mode: it.Mode, UID: it.UID, GID: it.GID}
+	t.setName(r, s, it.Name)
+}
+
+// setName records name in slot s, r (replacing its previous name).
+func (t *itemTable) setName(r *rec, s uint32, name string) {
+	if r.nlen == longName {
+		delete(t.long, s)
+	}
+	if len(name) <= len(r.name) {
+		r.nlen = uint16(len(name))
+		copy(r.name[:], name)
+		return
+	}
+	r.nlen = longName
+	if t.long == nil {
+		t.long = map[uint32]string{}
+	}
+	t.long[s] = name
 }
 
 func newItemTable() *itemTable { return &itemTable{seed: maphash.MakeSeed()} }
 
-// rec returns the item in slot s.
-func (t *itemTable) rec(s uint32) *Item { return &t.slot(s).Item }
-
-func (t *itemTable) slot(s uint32) *rec { return &t.chunks[s>>chunkBits][s&(1<<chunkBits-1)] }
+// slot returns the record in slot s: slots below 1<<baseBits are in chunk
+// 0, and chunk k >= 1 holds slots [base<<(k-1), base<<k).
+func (t *itemTable) slot(s uint32) *rec {
+	if s < 1<<baseBits {
+		return &t.chunks[0][s]
+	}
+	k := bits.Len32(s >> baseBits)
+	return &t.chunks[k][s-(1<<baseBits)<<(k-1)]
+}
 
 // offHash spreads an offset (a multiple of the allocator's alignment) over
 // 32 bits (the finaliser of MurmurHash3).
@@ -94,12 +147,18 @@ func (t *itemTable) nameHash(name string) uint32 {
 // len returns the number of items.
 func (t *itemTable) len() int { return t.byOff.n }
 
-// at returns the item at off, nil if none.
-func (t *itemTable) at(off uint64) *Item {
+// has reports whether there is an item at off.
+func (t *itemTable) has(off uint64) bool {
+	_, _, ok := t.findOff(off)
+	return ok
+}
+
+// at returns the item at off, false if none.
+func (t *itemTable) at(off uint64) (Item, bool) {
 	if _, s, ok := t.findOff(off); ok {
-		return t.rec(s)
+		return t.item(t.slot(s), s, nil), true
 	}
-	return nil
+	return Item{}, false
 }
 
 func (t *itemTable) findOff(off uint64) (pos uint64, slot uint32, ok bool) {
@@ -114,19 +173,20 @@ func (t *itemTable) findOff(off uint64) (pos uint64, slot uint32, ok bool) {
 			return 0, 0, false
 		}
 		if uint32(e>>32) == h {
-			if s := uint32(e) - 1; t.rec(s).Offset == off {
+			if s := uint32(e) - 1; t.slot(s).Offset == off {
 				return i, s, true
 			}
 		}
 	}
 }
 
-// named returns the item called name (hashed by nameHash as h), nil if none.
-func (t *itemTable) named(name string, h uint32) *Item {
+// named returns the item called name (hashed by nameHash as h), false if
+// none.
+func (t *itemTable) named(name string, h uint32) (Item, bool) {
 	if _, s, ok := t.findName(name, h); ok {
-		return t.rec(s)
+		return t.item(t.slot(s), s, &name), true
 	}
-	return nil
+	return Item{}, false
 }
 
 func (t *itemTable) findName(name string, h uint32) (pos uint64, slot uint32, ok bool) {
@@ -140,7 +200,7 @@ func (t *itemTable) findName(name string, h uint32) (pos uint64, slot uint32, ok
 			return 0, 0, false
 		}
 		if uint32(e>>32) == h {
-			if s := uint32(e) - 1; t.slot(s).nameIs(name) {
+			if s := uint32(e) - 1; t.nameIs(t.slot(s), s, name) {
 				return i, s, true
 			}
 		}
@@ -157,17 +217,19 @@ func (t *itemTable) add(it Item, h uint32, withName bool) {
 	} else {
 		s = t.slots
 		t.slots++
-		if int(s>>chunkBits) == len(t.chunks) {
-			c := make([]rec, 1<<chunkBits)
-			hugePages(unsafe.Pointer(&c[0]), uintptr(len(c))*unsafe.Sizeof(c[0]))
+		if s == 0 || s >= 1<<baseBits && s&(s-1) == 0 {
+			// The first slot of a new chunk: slot 0, then each power of
+			// two from the base on.
+			n := max(1<<baseBits, int(s))
+			c := make([]rec, n)
+			pages.AdviseHuge(unsafe.Pointer(&c[0]), uintptr(n)*unsafe.Sizeof(c[0]))
 			t.chunks = append(t.chunks, c)
 		}
 	}
-	*t.slot(s) = rec{Item: it}
+	t.store(s, it)
 	t.byOff.insert(offHash(it.Offset), s)
 	if withName && it.Name != "" {
-		r := t.slot(s)
-		r.nh, r.short = h, makeShort(it.Name)
+		t.slot(s).nh = h
 		t.byName.insert(h, s)
 	}
 }
@@ -176,7 +238,7 @@ func (t *itemTable) add(it Item, h uint32, withName bool) {
 // the name index (journal replay, which rebuilds it after: see indexNames).
 func (t *itemTable) put(it Item) {
 	if _, s, ok := t.findOff(it.Offset); ok {
-		*t.slot(s) = rec{Item: it}
+		t.store(s, it)
 		return
 	}
 	t.add(it, 0, false)
@@ -188,8 +250,8 @@ func (t *itemTable) indexNames() {
 	for _, e := range t.byOff.e {
 		if e != 0 {
 			s := uint32(e) - 1
-			if r := t.slot(s); r.Name != "" {
-				r.nh, r.short = t.nameHash(r.Name), makeShort(r.Name)
+			if r := t.slot(s); r.nlen != 0 {
+				r.nh = t.nameHash(t.item(r, s, nil).Name)
 				t.byName.insert(r.nh, s)
 			}
 		}
@@ -204,7 +266,11 @@ func (t *itemTable) remove(off uint64) {
 	}
 	t.byOff.deleteAt(pos)
 	t.unname(s)
-	*t.slot(s) = rec{} // drop the name's string for the collector
+	r := t.slot(s)
+	if r.nlen == longName {
+		delete(t.long, s)
+	}
+	*r = rec{}
 	t.free = append(t.free, s)
 }
 
@@ -213,7 +279,7 @@ func (t *itemTable) remove(off uint64) {
 func (t *itemTable) unname(s uint32) {
 	r := t.slot(s)
 	x := &t.byName
-	if r.Name == "" || x.n == 0 {
+	if r.nlen == 0 || x.n == 0 {
 		return // unnamed, or replay, which indexes names after
 	}
 	want := uint64(r.nh)<<32 | uint64(s+1)
@@ -231,22 +297,25 @@ func (t *itemTable) unname(s uint32) {
 func (t *itemTable) update(it Item, h uint32) {
 	_, s, _ := t.findOff(it.Offset)
 	r := t.slot(s)
-	if r.Name != it.Name {
+	if !t.nameIs(r, s, it.Name) {
 		t.unname(s)
-		r.nh, r.short = 0, shortName{}
+		t.setName(r, s, it.Name)
+		r.nh = 0
 		if it.Name != "" {
-			r.nh, r.short = h, makeShort(it.Name)
+			r.nh = h
 			t.byName.insert(h, s)
 		}
 	}
-	r.Item = it
+	r.Offset, r.Size, r.RegionID, r.Created, r.Gen = it.Offset, it.Size, it.RegionID, it.Created, it.Gen
+	r.Mode, r.UID, r.GID = it.Mode, it.UID, it.GID
 }
 
 // each calls fn for every item, in no particular order.
-func (t *itemTable) each(fn func(*Item)) {
+func (t *itemTable) each(fn func(Item)) {
 	for _, e := range t.byOff.e {
 		if e != 0 {
-			fn(t.rec(uint32(e) - 1))
+			s := uint32(e) - 1
+			fn(t.item(t.slot(s), s, nil))
 		}
 	}
 }
@@ -284,7 +353,7 @@ func (x *slotIndex) grow() {
 	old := x.e
 	n := max(16, 2*len(old))
 	x.e, x.mask = make([]uint64, n), uint64(n-1)
-	hugePages(unsafe.Pointer(&x.e[0]), uintptr(n)*8)
+	pages.AdviseHuge(unsafe.Pointer(&x.e[0]), uintptr(n)*8)
 	for _, e := range old {
 		if e != 0 {
 			x.place(e)
@@ -321,21 +390,4 @@ func (x *slotIndex) deleteAt(i uint64) {
 			}
 		}
 	}
-}
-
-// hugePages asks the kernel to back the 2 MiB pages inside [p, p+n) with
-// huge pages where it is configured to on request (transparent_hugepage
-// "madvise", the usual default). A million-item index or record array
-// spans thousands of 4 KiB pages, so each random probe is also a TLB miss,
-// and in a virtual machine a page walk costs several memory accesses more;
-// a few huge pages cover it. Best effort: advice the kernel ignores changes
-// nothing. Called on fresh allocations, before their pages are touched.
-func hugePages(p unsafe.Pointer, n uintptr) {
-	const huge = 2 << 20
-	lo := (uintptr(p) + huge - 1) &^ (huge - 1)
-	hi := (uintptr(p) + n) &^ (huge - 1)
-	if hi <= lo {
-		return
-	}
-	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, lo-uintptr(p))), hi-lo), unix.MADV_HUGEPAGE)
 }

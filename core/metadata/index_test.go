@@ -4,8 +4,10 @@ import (
 	"errors"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -27,20 +29,20 @@ func TestItemTableMatchesMaps(t *testing.T) {
 			t.Fatalf("step %d: %d items, want %d", step, tb.len(), len(byOff))
 		}
 		for off, want := range byOff {
-			if got := tb.at(off); got == nil || *got != want {
+			if got, ok := tb.at(off); !ok || got != want {
 				t.Fatalf("step %d: at(%d) = %v, want %v", step, off, got, want)
 			}
 		}
 		for name, off := range names {
-			if got := tb.named(name, tb.nameHash(name)); got == nil || got.Offset != off {
+			if got, ok := tb.named(name, tb.nameHash(name)); !ok || got != byOff[off] {
 				t.Fatalf("step %d: named(%q) = %v, want offset %d", step, name, got, off)
 			}
 		}
 		n := 0
-		tb.each(func(it *Item) {
+		tb.each(func(it Item) {
 			n++
-			if byOff[it.Offset] != *it {
-				t.Fatalf("step %d: each gave %v", step, *it)
+			if byOff[it.Offset] != it {
+				t.Fatalf("step %d: each gave %v", step, it)
 			}
 		})
 		if n != len(byOff) {
@@ -55,8 +57,8 @@ func TestItemTableMatchesMaps(t *testing.T) {
 			k := rng.IntN(2 * offsets)
 			name = "n" + strconv.Itoa(k)
 			if k%3 == 0 {
-				// Longer than a record's copy of a short name.
-				name += "-a-name-longer-than-23-bytes"
+				// Longer than a record's copy of a name: kept aside.
+				name += "-a-name-longer-than-the-70-bytes-a-record-holds-so-kept-in-the-table's-map"
 			}
 		}
 		// Grow to most offsets in use, then mostly delete.
@@ -94,7 +96,8 @@ func TestItemTableMatchesMaps(t *testing.T) {
 			delete(byOff, off)
 			delete(names, cur.Name)
 		}
-		if tb.at(off+1) != nil || tb.named("absent", tb.nameHash("absent")) != nil {
+		_, found := tb.at(off + 1)
+		if _, named := tb.named("absent", tb.nameHash("absent")); found || named {
 			t.Fatalf("step %d: found an item that was never added", step)
 		}
 		if step%997 == 0 {
@@ -102,6 +105,33 @@ func TestItemTableMatchesMaps(t *testing.T) {
 		}
 	}
 	check(-1)
+	// Every long name still there is in the map, and no other.
+	long := 0
+	for name := range names {
+		if len(name) > len(rec{}.name) {
+			long++
+		}
+	}
+	if len(tb.long) != long {
+		t.Fatalf("%d names kept aside, want %d", len(tb.long), long)
+	}
+}
+
+// TestRecordIsPointerFree: a record is 128 bytes (two cache lines, so that
+// records stay aligned on line pairs) and holds no Go pointer, so the
+// collector never scans the record chunks.
+func TestRecordIsPointerFree(t *testing.T) {
+	if n := unsafe.Sizeof(rec{}); n != 128 {
+		t.Errorf("record is %d bytes, want 128", n)
+	}
+	rt := reflect.TypeFor[rec]()
+	for i := range rt.NumField() {
+		switch k := rt.Field(i).Type.Kind(); k {
+		case reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Int64, reflect.Array:
+		default:
+			t.Errorf("record field %s is a %v, which may hold a pointer", rt.Field(i).Name, k)
+		}
+	}
 }
 
 // An item record in bbolt under a key other than its offset is corrupt:

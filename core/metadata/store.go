@@ -761,13 +761,13 @@ func (s *Store) PutItem(it Item) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: put item: region %d: %w", it.RegionID, ErrNotFound)
 	}
-	if rs.items.at(it.Offset) != nil {
+	if rs.items.has(it.Offset) {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", it.RegionID, it.Offset, ErrExists)
 	}
 	var h uint32
 	if it.Name != "" {
 		h = rs.items.nameHash(it.Name)
-		if rs.items.named(it.Name, h) != nil {
+		if _, taken := rs.items.named(it.Name, h); taken {
 			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
 		}
 	}
@@ -798,15 +798,14 @@ func (s *Store) UpdateItem(it Item) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: update item: region %d: %w", it.RegionID, ErrNotFound)
 	}
-	p := rs.items.at(it.Offset)
-	if p == nil {
+	cur, ok := rs.items.at(it.Offset)
+	if !ok {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", it.RegionID, it.Offset, ErrNotFound)
 	}
-	cur := *p
 	var h uint32
 	if it.Name != "" && it.Name != cur.Name {
 		h = rs.items.nameHash(it.Name)
-		if o := rs.items.named(it.Name, h); o != nil && o.Offset != it.Offset {
+		if o, taken := rs.items.named(it.Name, h); taken && o.Offset != it.Offset {
 			return fmt.Errorf("metadata: item %q in region %d: %w", it.Name, it.RegionID, ErrExists)
 		}
 	}
@@ -830,7 +829,7 @@ func (s *Store) DeleteItem(regionID, offset uint64) error {
 	if rs == nil {
 		return fmt.Errorf("metadata: delete item: region %d: %w", regionID, ErrNotFound)
 	}
-	if rs.items.at(offset) == nil {
+	if !rs.items.has(offset) {
 		return fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
 	}
 	if err := s.logItemLocked(true, &Item{RegionID: regionID, Offset: offset}); err != nil {
@@ -848,8 +847,8 @@ func (s *Store) ItemAt(regionID, offset uint64) (Item, error) {
 		return Item{}, err
 	}
 	if rs := s.regions[regionID]; rs != nil {
-		if it := rs.items.at(offset); it != nil {
-			return *it, nil
+		if it, ok := rs.items.at(offset); ok {
+			return it, nil
 		}
 	}
 	return Item{}, fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
@@ -864,8 +863,8 @@ func (s *Store) ItemByName(regionID uint64, name string) (Item, error) {
 		return Item{}, err
 	}
 	if rs := s.regions[regionID]; rs != nil && name != "" {
-		if it := rs.items.named(name, rs.items.nameHash(name)); it != nil {
-			return *it, nil
+		if it, ok := rs.items.named(name, rs.items.nameHash(name)); ok {
+			return it, nil
 		}
 	}
 	return Item{}, fmt.Errorf("metadata: item %q in region %d: %w", name, regionID, ErrNotFound)
@@ -881,7 +880,7 @@ func (s *Store) Items(regionID uint64) []Item {
 		return nil
 	}
 	out := make([]Item, 0, rs.items.len())
-	rs.items.each(func(it *Item) { out = append(out, *it) })
+	rs.items.each(func(it Item) { out = append(out, it) })
 	slices.SortFunc(out, func(a, b Item) int { return cmpU64(a.Offset, b.Offset) })
 	return out
 }

@@ -1,9 +1,11 @@
 // Package pages zeroes and reserves ranges of mapped heap files, for the
-// embedded core and memory servers alike.
+// embedded core and memory servers alike, and asks for huge pages under
+// large tables (AdviseHuge).
 package pages
 
 import (
 	"fmt"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -132,4 +134,23 @@ func ZeroReserve(fd int, mem []byte, off, n uint64, res *Reserved) error {
 	}
 	clear(r)
 	return nil
+}
+
+// AdviseHuge asks the kernel to back the 2 MiB pages inside [p, p+n) with
+// huge pages where it is configured to on request (transparent_hugepage
+// "madvise", the usual default). A million-item index or record array
+// spans thousands of 4 KiB pages, so each random probe is also a TLB miss,
+// and in a virtual machine a page walk costs several memory accesses more;
+// a few huge pages cover it (the item tables of core/metadata, the
+// allocator's block table, core's index of open handles). Best effort:
+// advice the kernel ignores changes nothing. Called on fresh allocations,
+// before their pages are touched.
+func AdviseHuge(p unsafe.Pointer, n uintptr) {
+	const huge = 2 << 20
+	lo := (uintptr(p) + huge - 1) &^ (huge - 1)
+	hi := (uintptr(p) + n) &^ (huge - 1)
+	if hi <= lo {
+		return
+	}
+	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, lo-uintptr(p))), hi-lo), unix.MADV_HUGEPAGE)
 }
