@@ -373,7 +373,7 @@ func (s *Server) serveConn(c net.Conn) {
 	if spin != nil {
 		r = spin
 	}
-	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(r, readBuffer), bw: bufio.NewWriterSize(c, 64<<10),
+	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(r, readBuffer), bw: bufio.NewWriterSize(newRawWriter(c), 64<<10),
 		authed: s.opts.Token == ""}
 	s.mu.Lock()
 	if spin != nil {
