@@ -326,9 +326,35 @@ func (r *req) put() {
 	reqs.Put(r)
 }
 
+// syncConn returns the connection for a request its caller waits for at
+// once, as conn(pickSync()) would, taking each lock once on the way: the
+// first idle connection that is still alive, else the next in turn.
+func (c *Client) syncConn() (*cconn, error) {
+	if c.closed.Load() {
+		return nil, errClosed
+	}
+	for i := range c.slots {
+		cc := c.slots[i].live()
+		if cc == nil {
+			continue
+		}
+		cc.mu.Lock()
+		idle := cc.pending.len() == cc.lazyOut && !cc.dead
+		cc.mu.Unlock()
+		if !idle {
+			continue
+		}
+		if cc.alive() {
+			return cc, nil
+		}
+		return c.conn(i) // closed by the server: dial this slot again
+	}
+	return c.conn(c.pick(1))
+}
+
 // one sends a single-frame request on an idle connection and waits.
 func (c *Client) one(h wire.Header, r *req, payload ...[]byte) error {
-	cc, err := c.conn(c.pickSync())
+	cc, err := c.syncConn()
 	if err != nil {
 		return err
 	}
