@@ -11,9 +11,10 @@
 # builds with --bindir, alternating and taking medians of a few runs (a
 # call whose thread lost its P to sysmon while callgrind slowed it takes
 # the scheduler's slow path: runs vary by some hundreds of instructions,
-# more for the pre-raw-I/O builds whose reads and writes released the P). famd itself does not run under callgrind (the tool
-# fails on its signal handling). Needs valgrind, callgrind_annotate, cc,
-# DIR/famd and DIR/../lib/libopenfam.so.0.
+# more for the pre-raw-I/O builds whose reads and writes released the P).
+# famd itself does not run under callgrind (the tool fails on its signal
+# handling). Needs valgrind, callgrind_annotate, cc, DIR/famd and
+# DIR/../lib/libopenfam.so.0.
 #
 #   tests/rtt-instructions.sh [--bindir DIR] [--ops "get8 put8 get256 put256 fadd addq"]
 #                             [--n1 N] [--n2 N]
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --ops) ops=$2; shift 2 ;;
     --n1) n1=$2; shift 2 ;;
     --n2) n2=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "rtt-instructions: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
