@@ -104,7 +104,7 @@ port=$(grep -o 'tcp://127.0.0.1:[0-9]*' "$work/famd.log" | head -1 | sed 's/.*:/
 [ -n "$port" ] || { echo "rtt-syscalls: famd did not start:"; cat "$work/famd.log"; exit 1; }
 export OPENFAM_TOKEN_FILE="$work/token" OPENFAM_SERVER=127.0.0.1:$port
 
-ev=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom
+ev=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_sendto,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom
 ev=$ev,syscalls:sys_enter_sched_yield,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_futex
 ev=$ev,syscalls:sys_enter_setsockopt,sched:sched_wakeup,context-switches
 echo "== per operation over TCP (famd ${famd_args:-default flags}; client OPENFAM_SPIN ${OPENFAM_SPIN:-default});" \

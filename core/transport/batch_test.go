@@ -39,7 +39,7 @@ func TestBatchBytes(t *testing.T) {
 		a, b := net.Pipe()
 		got := make(chan []byte)
 		go func() { all, _ := io.ReadAll(b); got <- all }()
-		if err := q.writeTo(a); err != nil {
+		if err := q.writeTo(newRawWriter(a)); err != nil {
 			t.Fatal(err)
 		}
 		a.Close()

@@ -287,7 +287,7 @@ func (c *Client) pickSync() int {
 		// Lazy atomics queued here do not make it busy: a blocking call
 		// sent behind them on the same connection also sees their
 		// effects, as the thread that issued them expects.
-		idle := len(cc.pending) == cc.lazyOut && !cc.dead
+		idle := cc.pending.len() == cc.lazyOut && !cc.dead
 		cc.mu.Unlock()
 		if idle {
 			return i
@@ -326,9 +326,35 @@ func (r *req) put() {
 	reqs.Put(r)
 }
 
+// syncConn returns the connection for a request its caller waits for at
+// once, as conn(pickSync()) would, taking each lock once on the way: the
+// first idle connection that is still alive, else the next in turn.
+func (c *Client) syncConn() (*cconn, error) {
+	if c.closed.Load() {
+		return nil, errClosed
+	}
+	for i := range c.slots {
+		cc := c.slots[i].live()
+		if cc == nil {
+			continue
+		}
+		cc.mu.Lock()
+		idle := cc.pending.len() == cc.lazyOut && !cc.dead
+		cc.mu.Unlock()
+		if !idle {
+			continue
+		}
+		if cc.alive() {
+			return cc, nil
+		}
+		return c.conn(i) // closed by the server: dial this slot again
+	}
+	return c.conn(c.pick(1))
+}
+
 // one sends a single-frame request on an idle connection and waits.
 func (c *Client) one(h wire.Header, r *req, payload ...[]byte) error {
-	cc, err := c.conn(c.pickSync())
+	cc, err := c.syncConn()
 	if err != nil {
 		return err
 	}
@@ -783,9 +809,10 @@ type cconn struct {
 	c  net.Conn
 	cl *Client
 	br *bufio.Reader
+	rw *rawWriter // writes small batches to c (see rawio.go); cc.wmu's holder uses it
 
 	wmu    sync.Mutex            // serialises writes to the socket and guards the fields below
-	wdl    time.Time             // write deadline now set
+	wdl    int64                 // write deadline now set, in Unix nanoseconds; 0: none
 	whdr   [wire.HeaderSize]byte // a large frame's header
 	wv     net.Buffers           // a large frame's pieces
 	wva    [3][]byte             // backs wv
@@ -797,13 +824,13 @@ type cconn struct {
 	queued     atomic.Bool   // wq is not empty; read without locks
 	flushKick  chan struct{} // asks the flusher to write the queue
 
-	rdl  time.Time             // read deadline now set; the read role's holder owns it
+	rdl  int64                 // read deadline now set, in Unix nanoseconds (0: none); the read role's holder owns it
 	rhdr [wire.HeaderSize]byte // reply header being read; the holder owns it
 
 	lastSend atomic.Int64 // when a frame was last sent, in Unix nanoseconds
 
 	mu      sync.Mutex
-	pending map[uint64]*req
+	pending pendingSet
 	lazyOut int // how many of pending were sent lazy
 	nextID  uint64
 	reading bool // someone holds the read role; stays set once dead
@@ -821,7 +848,7 @@ type cconn struct {
 }
 
 func newCconn(nc net.Conn, cl *Client) *cconn {
-	cc := &cconn{c: nc, cl: cl, pending: map[uint64]*req{}, kick: make(chan struct{}, 1), lazyKick: make(chan struct{}, 1),
+	cc := &cconn{c: nc, cl: cl, rw: newRawWriter(nc), kick: make(chan struct{}, 1), lazyKick: make(chan struct{}, 1),
 		flushKick: make(chan struct{}, 1), done: make(chan struct{})}
 	var r io.Reader = nc
 	var fr *fdReader
@@ -945,7 +972,7 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 	cc.nextID++
 	h.ID = cc.nextID
 	r.id = h.ID
-	cc.pending[h.ID] = r
+	cc.pending.add(r)
 	// A lazy atomic on a connection with nothing else outstanding goes
 	// out at once (see the note above lazyDelay); behind others it is
 	// queued.
@@ -953,7 +980,7 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 	if mode == lazy {
 		r.lazy = true
 		cc.lazyOut++
-		eager = h.Op == wire.OpAtomic && len(cc.pending) == 1 && !cc.reading
+		eager = h.Op == wire.OpAtomic && cc.pending.len() == 1 && !cc.reading
 	}
 	if mode == lazy && plen > maxQueued {
 		mode = direct // too big to queue: written now, read by the background reader
@@ -1089,7 +1116,7 @@ func (q *batch) add(h *wire.Header, payload [][]byte, ref bool) {
 // writeTo writes the batch to w and empties it, keeping its storage unless
 // one huge batch made it large and dropping its references to callers'
 // buffers.
-func (q *batch) writeTo(w net.Conn) error {
+func (q *batch) writeTo(w *rawWriter) error {
 	var err error
 	if len(q.parts) == 0 {
 		_, err = w.Write(q.buf)
@@ -1097,8 +1124,8 @@ func (q *batch) writeTo(w net.Conn) error {
 		if len(q.buf) > q.mark {
 			q.parts = append(q.parts, q.buf[q.mark:])
 		}
-		v := q.parts // WriteTo consumes its receiver
-		_, err = v.WriteTo(w)
+		v := q.parts             // WriteTo consumes its receiver
+		_, err = v.WriteTo(w.nc) // writev(2)
 		clear(q.parts)
 	}
 	if cap(q.buf) > 2*queueSize {
@@ -1164,15 +1191,17 @@ func (cc *cconn) flushLocked() error {
 	cc.queued.Store(false)
 	cc.qmu.Unlock()
 	cc.setWriteDeadline(dl)
-	return cc.wspare.writeTo(cc.c)
+	return cc.wspare.writeTo(cc.rw)
 }
 
 // setWriteDeadline makes writes time out at t or up to the slack before
 // it; cc.wmu must be held.
 func (cc *cconn) setWriteDeadline(t time.Time) {
-	if cc.wdl.After(t) || cc.wdl.Before(t.Add(-cc.slack())) {
+	// Compared as nanoseconds: cheaper than time.Time's arithmetic on
+	// every small request.
+	if n := t.UnixNano(); cc.wdl > n || cc.wdl < n-int64(cc.slack()) {
 		cc.c.SetWriteDeadline(t)
-		cc.wdl = t
+		cc.wdl = n
 	}
 }
 
@@ -1208,7 +1237,7 @@ func (cc *cconn) release() {
 		return
 	}
 	cc.reading = false
-	more := len(cc.pending) > 0
+	more := cc.pending.len() > 0
 	cc.mu.Unlock()
 	if more {
 		cc.wake()
@@ -1226,15 +1255,15 @@ func (cc *cconn) slack() time.Duration { return cc.cl.opts.Timeout / 64 }
 // to the slack before it (never, when t is zero).
 func (cc *cconn) setReadDeadline(t time.Time) {
 	if t.IsZero() {
-		if !cc.rdl.IsZero() {
+		if cc.rdl != 0 {
 			cc.c.SetReadDeadline(t)
-			cc.rdl = t
+			cc.rdl = 0
 		}
 		return
 	}
-	if cc.rdl.IsZero() || cc.rdl.After(t) || cc.rdl.Before(t.Add(-cc.slack())) {
+	if n := t.UnixNano(); cc.rdl == 0 || cc.rdl > n || cc.rdl < n-int64(cc.slack()) {
 		cc.c.SetReadDeadline(t)
-		cc.rdl = t
+		cc.rdl = n
 	}
 }
 
@@ -1288,7 +1317,7 @@ func (cc *cconn) background() {
 			return
 		}
 		cc.mu.Lock()
-		if cc.reading || len(cc.pending) == 0 {
+		if cc.reading || cc.pending.len() == 0 {
 			cc.mu.Unlock()
 			continue
 		}
@@ -1313,7 +1342,7 @@ func (cc *cconn) background() {
 			}
 			cc.mu.Lock()
 			failing := cc.cause != nil
-			idle := len(cc.pending) == 0 && !failing
+			idle := cc.pending.len() == 0 && !failing
 			if idle {
 				cc.reading = false
 			}
@@ -1374,12 +1403,12 @@ func (cc *cconn) teardown(err error) {
 	fds := cc.fds
 	var wakes []chan struct{}
 	uerr := cc.unavailable()
-	for _, r := range cc.pending {
+	cc.pending.drain(func(r *req) {
 		if w := r.completeLocked(uerr); w != nil {
 			wakes = append(wakes, w)
 		}
-	}
-	cc.pending, cc.fds, cc.lazyOut = nil, nil, 0
+	})
+	cc.fds, cc.lazyOut = nil, 0
 	cc.mu.Unlock()
 	cc.c.Close()
 	for _, w := range wakes {
@@ -1402,7 +1431,7 @@ func (cc *cconn) readFrame() (*req, error) {
 		return nil, fmt.Errorf("%w: request frame from the server", wire.ErrMalformed)
 	}
 	cc.mu.Lock()
-	r := cc.pending[h.ID]
+	r := cc.pending.get(h.ID)
 	cc.mu.Unlock()
 	if r == nil || r.op != h.Op {
 		return nil, fmt.Errorf("%w: %v reply to no outstanding request (id %d)", wire.ErrMalformed, h.Op, h.ID)
@@ -1411,7 +1440,7 @@ func (cc *cconn) readFrame() (*req, error) {
 		return nil, err
 	}
 	cc.mu.Lock()
-	delete(cc.pending, h.ID)
+	cc.pending.del(h.ID)
 	if r.lazy {
 		cc.lazyOut--
 	}
@@ -1595,7 +1624,7 @@ func (s *spinReader) poll(fd uintptr) bool {
 				s.fdr.take(oobn)
 			}
 		} else {
-			m, err = unix.Read(int(fd), s.p)
+			m, err = rawRead(fd, s.p)
 		}
 		switch {
 		case err == unix.EINTR:

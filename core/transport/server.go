@@ -355,13 +355,14 @@ type sconn struct {
 // is as good as with the header: the client queues descriptors in arrival
 // order and gives each to the next reply announcing one.
 type fdWriter struct {
-	uc *net.UnixConn
-	fd *os.File // owned; closed once sent or when the connection ends
+	uc    *net.UnixConn
+	plain io.Writer // the connection's writer for bytes without a descriptor
+	fd    *os.File  // owned; closed once sent or when the connection ends
 }
 
 func (w *fdWriter) Write(p []byte) (int, error) {
 	if w.fd == nil || len(p) == 0 {
-		return w.uc.Write(p)
+		return w.plain.Write(p)
 	}
 	n, _, err := w.uc.WriteMsgUnix(p, unix.UnixRights(int(w.fd.Fd())), nil)
 	if n > 0 || err == nil {
@@ -370,7 +371,7 @@ func (w *fdWriter) Write(p []byte) (int, error) {
 		w.fd = nil
 	}
 	if err == nil && n < len(p) {
-		m, werr := w.uc.Write(p[n:])
+		m, werr := w.plain.Write(p[n:])
 		return n + m, werr
 	}
 	return max(n, 0), err
@@ -417,10 +418,13 @@ func (s *Server) serveConn(c net.Conn) {
 	if spin != nil {
 		r = spin
 	}
-	var w io.Writer = c
+	// Small replies go out through the raw writer (no scheduler
+	// bookkeeping per write); on a Unix socket, a reply carrying a
+	// descriptor goes out with it in one sendmsg (fdWriter).
+	var w io.Writer = newRawWriter(c)
 	var fdw *fdWriter
 	if uc, ok := c.(*net.UnixConn); ok {
-		fdw = &fdWriter{uc: uc}
+		fdw = &fdWriter{uc: uc, plain: w}
 		w = fdw
 	}
 	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(r, readBuffer), bw: bufio.NewWriterSize(w, 64<<10),

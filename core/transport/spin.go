@@ -145,7 +145,7 @@ func (s *spinConn) poll(fd uintptr) bool {
 		s.low.raise(fd)
 	}
 	for {
-		m, err := unix.Read(int(fd), s.p)
+		m, err := rawRead(fd, s.p)
 		switch {
 		case err == unix.EINTR:
 			continue

@@ -265,7 +265,7 @@ func TestAtomicAsyncUnwaited(t *testing.T) {
 	deadline = time.Now().Add(10 * time.Second)
 	for {
 		cc.mu.Lock()
-		left := len(cc.pending)
+		left := cc.pending.len()
 		cc.mu.Unlock()
 		if left == 0 {
 			break

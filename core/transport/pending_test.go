@@ -1,0 +1,55 @@
+package transport
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPendingSet checks the ring-and-map set against a plain map through
+// random additions and removals, with pipelines longer than the ring (ids
+// sharing a slot) and replies out of order.
+func TestPendingSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var p pendingSet
+	want := map[uint64]*req{}
+	next := uint64(0)
+	for step := 0; step < 20000; step++ {
+		if len(want) == 0 || (rng.IntN(3) > 0 && len(want) < 3*pendingRing) {
+			next++
+			r := &req{id: next}
+			p.add(r)
+			want[r.id] = r
+		} else {
+			// Remove a random outstanding id, or one never added.
+			var id uint64
+			for id = range want {
+				break
+			}
+			if rng.IntN(10) == 0 {
+				id = next + 1 + uint64(rng.IntN(100))
+			}
+			if got := p.get(id); got != want[id] {
+				t.Fatalf("step %d: get(%d) = %v, want %v", step, id, got, want[id])
+			}
+			p.del(id)
+			delete(want, id)
+		}
+		if p.len() != len(want) {
+			t.Fatalf("step %d: len %d, want %d", step, p.len(), len(want))
+		}
+		probe := uint64(rng.IntN(int(next) + 2))
+		if got := p.get(probe); got != want[probe] {
+			t.Fatalf("step %d: get(%d) = %v, want %v", step, probe, got, want[probe])
+		}
+	}
+	seen := map[uint64]bool{}
+	p.drain(func(r *req) {
+		if want[r.id] != r || seen[r.id] {
+			t.Fatalf("drain gave request %d, not outstanding or twice", r.id)
+		}
+		seen[r.id] = true
+	})
+	if len(seen) != len(want) || p.len() != 0 || p.get(next) != nil {
+		t.Fatalf("drain gave %d of %d requests and left %d", len(seen), len(want), p.len())
+	}
+}
