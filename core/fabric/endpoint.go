@@ -130,6 +130,8 @@ type endpointState struct {
 	lastPoll atomic.Int64  // when a caller last stopped polling (monotonic ns)
 	kick     chan struct{} // a caller parked: the progress goroutine resumes
 	opTime   atomic.Int64  // recent time an op took in wait (ns, moving average)
+	crowded  atomic.Int64  // when a polling thread was last preempted (monotonic ns)
+	cqFids   *[1]uintptr   // the CQ, as fi_trywait takes it
 }
 
 // exposure is one key's memory registration on a server endpoint.
@@ -466,10 +468,17 @@ func (e *Endpoint) remoteOps(seen *uint64) bool {
 	return moved
 }
 
+// cqBuf receives completions (FI_CQ_FORMAT_CONTEXT entries). Its address
+// goes to the provider, so it lives on the heap: pollers keep one for all
+// their polls rather than allocate one per poll.
+type cqBuf [16]uintptr
+
 // poll reads what the completion queue holds now, without blocking, and
 // returns whether it found anything.
-func (e *Endpoint) poll() bool {
-	var buf [16]uintptr
+func (e *Endpoint) poll() bool { return e.pollInto(new(cqBuf)) }
+
+// pollInto is poll with the poller's buffer.
+func (e *Endpoint) pollInto(buf *cqBuf) bool {
 	e.life.RLock()
 	if e.closed.Load() {
 		e.life.RUnlock()

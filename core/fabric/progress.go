@@ -42,7 +42,14 @@ import (
 //     Options.ProgressSpin: it grows to twice the gap of a request that
 //     arrived just after a window ended, and halves after a longer quiet
 //     spell, so a busy stream is served at polling latency and an idle
-//     endpoint blocks (no CPU).
+//     endpoint blocks (no CPU);
+//   - polling pays only while the poller keeps its CPU: on a host with
+//     more runnable threads than cores a poller is preempted (a gap of
+//     preemptGap between two of its polls tells), the peer it waits for
+//     may be the one it keeps off the CPU, and a blocked thread is woken
+//     ahead of the others. So after a preemption, for crowdedHold, both
+//     parties poll only their shortest window (Options.Spin for a caller,
+//     minProgressSpin for the progress goroutine) and block after it.
 //
 // Where the CQ has no wait fd the progress goroutine polls with a backoff
 // (progressPolled), and where the provider has no fi_trywait it blocks in
@@ -65,6 +72,10 @@ const (
 	// asideCheck is how often the progress goroutine looks whether
 	// callers still poll.
 	asideCheck = time.Millisecond
+	// preemptGap between two polls of one poller means it lost its CPU.
+	preemptGap = 100 * time.Microsecond
+	// crowdedHold is how long polling stays short after a preemption.
+	crowdedHold = 100 * time.Millisecond
 	// maxSpinFactor bounds a caller's adaptive polling, in Options.Spin.
 	maxSpinFactor = 40
 )
@@ -88,6 +99,7 @@ func (e *Endpoint) cqWaitFD() int {
 	if rc := callInt(e.cq.fid.ops.control, uintptr(up(e.cq)), ctlGetWait, uintptr(up(&fd))); rc != 0 || fd < 0 {
 		return -1
 	}
+	e.cqFids = &[1]uintptr{uintptr(up(e.cq))}
 	return int(fd)
 }
 
@@ -121,6 +133,7 @@ func (e *Endpoint) progressSpin() time.Duration {
 func (e *Endpoint) progressFD() {
 	maxW := e.progressSpin()
 	w := min(minProgressSpin, maxW)
+	buf := new(cqBuf)
 	active := false    // work was seen since the goroutine last blocked
 	last := time.Now() // the last sign of work
 	for !e.closed.Load() {
@@ -128,7 +141,11 @@ func (e *Endpoint) progressFD() {
 			active, last = true, time.Now()
 		}
 		if active && maxW > 0 {
-			last = e.spin(last, w)
+			sw := w
+			if e.isCrowded() {
+				sw = min(minProgressSpin, maxW)
+			}
+			last = e.spin(buf, last, sw)
 			if e.pollers.Load() > 0 {
 				continue // a caller polls: stand aside
 			}
@@ -143,7 +160,7 @@ func (e *Endpoint) progressFD() {
 		if !woke {
 			continue // the sweep's timeout: look at Close, block again
 		}
-		e.poll()
+		e.pollInto(buf)
 		// Work came gap after the last before the goroutine blocked: a
 		// window of twice that would have caught it polling.
 		if gap := time.Since(last); gap < maxW {
@@ -160,15 +177,28 @@ func (e *Endpoint) progressFD() {
 // starts polling, or Close. A sign of work is a completion or the wait fd
 // turning readable (a request the next fi_cq_read serves); fi_trywait
 // clears the CQ's own signal, which would otherwise keep the fd readable.
-func (e *Endpoint) spin(last time.Time, w time.Duration) time.Time {
+//
+// A preemption while polling ends it (see the top of this file).
+func (e *Endpoint) spin(buf *cqBuf, last time.Time, w time.Duration) time.Time {
+	prev := time.Now()
 	for i := 1; !e.closed.Load() && e.pollers.Load() == 0; i++ {
 		ready := e.fdReady()
 		if ready {
 			e.trywait()
 		}
-		if e.poll() || ready {
-			last = time.Now()
-		} else if time.Since(last) > w {
+		work := e.pollInto(buf) || ready
+		now := time.Now()
+		if now.Sub(prev) > preemptGap {
+			e.crowded.Store(monotonic())
+			if work {
+				last = now
+			}
+			break
+		}
+		prev = now
+		if work {
+			last = now
+		} else if now.Sub(last) > w {
 			break
 		}
 		if i&15 == 0 {
@@ -176,6 +206,13 @@ func (e *Endpoint) spin(last time.Time, w time.Duration) time.Time {
 		}
 	}
 	return last
+}
+
+// isCrowded reports whether a poller of the endpoint was preempted less
+// than crowdedHold ago.
+func (e *Endpoint) isCrowded() bool {
+	c := e.crowded.Load()
+	return c != 0 && monotonic()-c < int64(crowdedHold)
 }
 
 // fdReady reports whether the CQ's wait fd is readable now.
@@ -194,8 +231,7 @@ func (e *Endpoint) trywait() int {
 	if e.closed.Load() {
 		return -fiEAGAIN
 	}
-	fids := [1]uintptr{uintptr(up(e.cq))}
-	return callInt(e.fab.ops.trywait, uintptr(up(e.fab)), uintptr(up(&fids[0])), 1)
+	return callInt(e.fab.ops.trywait, uintptr(up(e.fab)), uintptr(up(&e.cqFids[0])), 1)
 }
 
 // block waits for work on the CQ's wait fd for up to sweepMillis; woke
@@ -252,9 +288,10 @@ func (e *Endpoint) progressPolled() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var served uint64
+	buf := new(cqBuf)
 	for !e.closed.Load() {
 		e.standAside()
-		if e.poll() || e.cntr != nil && e.remoteOps(&served) {
+		if e.pollInto(buf) || e.cntr != nil && e.remoteOps(&served) {
 			last, nap = time.Now(), pollNapMin
 			continue
 		}
@@ -291,12 +328,23 @@ func (e *Endpoint) wait(o *op) error {
 	}
 	start := time.Now()
 	limit := e.opts.Spin
-	if t := time.Duration(e.opTime.Load()); 2*t > limit {
+	if t := time.Duration(e.opTime.Load()); 2*t > limit && !e.isCrowded() {
 		limit = min(2*t, maxSpinFactor*e.opts.Spin)
 	}
 	e.pollers.Add(1)
+	prev := start
+	buf := new(cqBuf)
 	for i := 1; !o.fin.Load(); i++ {
-		if !e.poll() && i&15 == 0 && time.Since(start) > limit {
+		if e.pollInto(buf) || i&7 != 0 {
+			continue
+		}
+		now := time.Now()
+		if now.Sub(prev) > preemptGap {
+			e.crowded.Store(monotonic())
+			limit = min(limit, e.opts.Spin)
+		}
+		prev = now
+		if now.Sub(start) > limit {
 			break
 		}
 	}
