@@ -562,19 +562,32 @@ func (o *op) release() {
 }
 
 // newOp makes an op of n pieces, its memory pinned, that fails after
-// timeout.
+// timeout once armed (arm: wait does before it parks, so that an op
+// completed while its caller polls costs no timer).
 func (e *Endpoint) newOp(n int, timeout time.Duration) *op {
 	o := &op{ctx: make([]fiCtx, n), done: make(chan struct{}), deadline: time.Now().Add(timeout)}
 	o.left.Store(int32(n))
 	o.pin.Pin(&o.ctx[0])
-	// At the deadline the waiter gets an error; the pieces stay
-	// registered (and their memory pinned) until the provider completes
-	// them or the endpoint closes, since the provider may still touch it.
-	o.timer.Store(time.AfterFunc(timeout, func() {
+	return o
+}
+
+// arm starts o's deadline timer, once. At the deadline the waiter gets an
+// error; the pieces stay registered (and their memory pinned) until the
+// provider completes them or the endpoint closes, since the provider may
+// still touch it.
+func (e *Endpoint) arm(o *op) {
+	if o.timer.Load() != nil || o.notified.Load() {
+		return
+	}
+	t := time.AfterFunc(time.Until(o.deadline), func() {
 		o.fail(fmt.Errorf("%w: fabric %s: no completion within %v%w", transport.ErrUnavailable, e.prov, e.opts.Timeout, errTimeout))
 		o.notify()
-	}))
-	return o
+	})
+	if !o.timer.CompareAndSwap(nil, t) || o.notified.Load() {
+		// Armed already, or notified before the timer was stored (notify
+		// stops only a stored one).
+		t.Stop()
+	}
 }
 
 // hold pins b (when not empty) until o is released.

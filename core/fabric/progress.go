@@ -323,6 +323,7 @@ var epoch = time.Now()
 // parks until the progress goroutine completes o or its deadline passes.
 func (e *Endpoint) wait(o *op) error {
 	if o.fin.Load() || e.opts.Spin <= 0 {
+		e.arm(o)
 		<-o.done
 		return o.result()
 	}
@@ -349,6 +350,9 @@ func (e *Endpoint) wait(o *op) error {
 		}
 	}
 	e.lastPoll.Store(monotonic())
+	if !o.fin.Load() {
+		e.arm(o)
+	}
 	if e.pollers.Add(-1) == 0 && !o.fin.Load() {
 		// Nobody polls now and o is still in flight: the progress
 		// goroutine takes over at once rather than after asideGrace.
