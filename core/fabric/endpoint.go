@@ -132,6 +132,8 @@ type endpointState struct {
 	opTime   atomic.Int64  // recent time an op took in wait (ns, moving average)
 	crowded  atomic.Int64  // when a polling thread was last preempted (monotonic ns)
 	cqFids   *[1]uintptr   // the CQ, as fi_trywait takes it
+	blocks   atomic.Int64  // times the progress goroutine blocked on the wait fd (benchmarks)
+	parks    atomic.Int64  // times a caller parked with its op in flight (benchmarks)
 }
 
 // exposure is one key's memory registration on a server endpoint.

@@ -72,13 +72,15 @@ const (
 	// asideCheck is how often the progress goroutine looks whether
 	// callers still poll.
 	asideCheck = time.Millisecond
-	// preemptGap between two polls of one poller means it lost its CPU.
-	preemptGap = 100 * time.Microsecond
 	// crowdedHold is how long polling stays short after a preemption.
 	crowdedHold = 100 * time.Millisecond
 	// maxSpinFactor bounds a caller's adaptive polling, in Options.Spin.
 	maxSpinFactor = 40
 )
+
+// preemptGap between two polls of one poller means it lost its CPU (a
+// variable so that tests can turn the detection off).
+var preemptGap = 100 * time.Microsecond
 
 // Polling progress (CQs without a wait object): see progressPolled.
 const (
@@ -248,6 +250,7 @@ func (e *Endpoint) block() (woke, ok bool) {
 		e.logf("fabric: %s: fi_trywait: %s; the progress goroutine blocks in fi_cq_sread instead", e.prov, e.l.errstr(rc))
 		return false, false
 	}
+	e.blocks.Add(1)
 	fds := [1]unix.PollFd{{Fd: int32(e.waitFD), Events: unix.POLLIN}}
 	n, err := unix.Poll(fds[:], sweepMillis)
 	if err != nil && !errors.Is(err, unix.EINTR) {
@@ -351,11 +354,13 @@ func (e *Endpoint) wait(o *op) error {
 	}
 	e.lastPoll.Store(monotonic())
 	if !o.fin.Load() {
+		e.parks.Add(1)
 		e.arm(o)
 	}
-	if e.pollers.Add(-1) == 0 && !o.fin.Load() {
-		// Nobody polls now and o is still in flight: the progress
-		// goroutine takes over at once rather than after asideGrace.
+	if e.pollers.Add(-1) == 0 && (!o.fin.Load() || e.inFlight()) {
+		// Nobody polls now and o (or another caller's op, or an
+		// asynchronous one) is still in flight: the progress goroutine
+		// takes over at once rather than after asideCheck.
 		select {
 		case e.kick <- struct{}{}:
 		default:
@@ -419,8 +424,12 @@ func (e *Endpoint) shouldStandAside() bool {
 	if lp := e.lastPoll.Load(); lp == 0 || monotonic()-lp >= int64(asideGrace) {
 		return false // 0: no caller has polled yet
 	}
+	return !e.inFlight()
+}
+
+// inFlight reports whether any operation is in flight.
+func (e *Endpoint) inFlight() bool {
 	e.mu.Lock()
-	n := len(e.ops)
-	e.mu.Unlock()
-	return n == 0
+	defer e.mu.Unlock()
+	return len(e.ops) > 0
 }
