@@ -76,8 +76,9 @@ type Options struct {
 	// completion queue at least before parking until the progress
 	// goroutine wakes it (a wake-up costs latency, polling costs CPU
 	// while waiting; an idle endpoint polls nothing); where operations
-	// take longer, it polls for up to twice their recent time, at most
-	// 40 times Spin. 0 means DefaultSpin, negative never.
+	// take longer and the caller's polling drives them (manual progress,
+	// as on tcp;ofi_rxm), it polls for up to twice their recent time, at
+	// most 40 times Spin. 0 means DefaultSpin, negative never.
 	Spin time.Duration
 	// ProgressSpin bounds the window for which the progress goroutine
 	// keeps polling the completion queue after the last sign of work

@@ -23,9 +23,10 @@ import (
 // (fi_pingpong polls both ends). So both parties poll for a bounded window
 // after work and block only when it has stopped:
 //
-//   - a caller polls its own operation for about twice what recent
-//     operations took in wait (at least Options.Spin, at most
-//     maxSpinFactor times it), then parks;
+//   - a caller polls its own operation for Options.Spin, or where its
+//     polling drives the transfer (manual progress with a wait fd) for
+//     about twice what recent operations took in wait (at most
+//     maxSpinFactor times Options.Spin), then parks;
 //   - the progress goroutine stands aside while callers poll, and for
 //     asideGrace after the last one stopped, so that a stream of
 //     synchronous operations keeps one thread on the CQ (two threads in
@@ -331,7 +332,7 @@ func (e *Endpoint) wait(o *op) error {
 	}
 	start := time.Now()
 	limit := e.opts.Spin
-	if t := time.Duration(e.opTime.Load()); 2*t > limit && !e.isCrowded() {
+	if t := time.Duration(e.opTime.Load()); 2*t > limit && e.pollDrives() && !e.isCrowded() {
 		limit = min(2*t, maxSpinFactor*e.opts.Spin)
 	}
 	e.pollers.Add(1)
@@ -372,6 +373,13 @@ func (e *Endpoint) wait(o *op) error {
 	e.opTime.Store(t + (int64(time.Since(start))-t)/8)
 	return o.result()
 }
+
+// pollDrives reports whether a caller's polling moves its transfer on
+// where the progress goroutine would block: manual progress with a wait
+// fd (tcp;ofi_rxm). Elsewhere the provider's own thread (sockets) or the
+// polling progress goroutine (shm) moves it, and a caller polling longer
+// than Options.Spin would only compete with them for the CPU.
+func (e *Endpoint) pollDrives() bool { return !e.auto && !e.pollOnly }
 
 // standAside keeps the progress goroutine off the CQ while callers poll
 // it, and for asideGrace after the last one stopped unless operations it
