@@ -2,7 +2,11 @@ package fabric
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -48,7 +52,13 @@ import (
 //     more runnable threads than cores a poller is preempted (a gap of
 //     preemptGap between two of its polls tells), the peer it waits for
 //     may be the one it keeps off the CPU, and a blocked thread is woken
-//     ahead of the others. So after a preemption, for crowdedHold, a
+//     ahead of the others. A gap can also be Go's own doing (a garbage
+//     collection takes the poller's P for a while, and polling allocates:
+//     purego's call arguments escape), which says nothing about the
+//     host, so a gap counts only where the kernel's CPU pressure
+//     (/proc/pressure/cpu, "some" over 10 s) is at least crowdedPressure
+//     percent, or cannot be read. So after such a preemption, for
+//     crowdedHold, a
 //     caller polls only for Options.Spin and the progress goroutine not
 //     at all: at load 12 on 2 cores a 256-byte get over tcp;ofi_rxm took
 //     about twice as long with the server's goroutine polling even 20 us
@@ -85,6 +95,45 @@ const (
 // preemptGap between two polls of one poller means it lost its CPU (a
 // variable so that tests can turn the detection off).
 var preemptGap = 100 * time.Microsecond
+
+// crowdedPressure is the share of time (percent, over 10 s) in which
+// some thread of the host waited for a CPU at or above which a poller's
+// gap counts as a preemption: well above what two pollers and the odd
+// daemon cause on an otherwise idle host.
+const crowdedPressure = 40
+
+// pressureFile is the kernel's CPU pressure (PSI), read by hostCrowded.
+var pressureFile = "/proc/pressure/cpu"
+
+// The last answer of hostCrowded and when it was read (monotonic ns): it
+// is read at most every 100 ms, and only when a poller saw a gap.
+var (
+	pressureAt      atomic.Int64
+	pressureCrowded atomic.Bool
+)
+
+// hostCrowded reports whether the host's threads wait for CPUs much of
+// the time (see crowdedPressure), true where the kernel does not say.
+func hostCrowded() bool {
+	now := monotonic()
+	if at := pressureAt.Load(); at != 0 && now-at < int64(100*time.Millisecond) {
+		return pressureCrowded.Load()
+	}
+	pressureAt.Store(now)
+	crowded := true
+	if b, err := os.ReadFile(pressureFile); err == nil {
+		// "some avg10=94.00 avg60=95.38 avg300=96.54 total=2662184149"
+		if _, rest, ok := strings.Cut(string(b), "some avg10="); ok {
+			if v, _, ok := strings.Cut(rest, " "); ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					crowded = f >= crowdedPressure
+				}
+			}
+		}
+	}
+	pressureCrowded.Store(crowded)
+	return crowded
+}
 
 // Polling progress (CQs without a wait object): see progressPolled.
 const (
@@ -190,7 +239,7 @@ func (e *Endpoint) spin(buf *cqBuf, last time.Time, w time.Duration) time.Time {
 		}
 		work := e.pollInto(buf) || ready
 		now := time.Now()
-		if now.Sub(prev) > preemptGap {
+		if now.Sub(prev) > preemptGap && hostCrowded() {
 			e.crowded.Store(monotonic())
 			if work {
 				last = now
@@ -343,7 +392,7 @@ func (e *Endpoint) wait(o *op) error {
 			continue
 		}
 		now := time.Now()
-		if now.Sub(prev) > preemptGap {
+		if now.Sub(prev) > preemptGap && hostCrowded() {
 			e.crowded.Store(monotonic())
 			limit = min(limit, e.opts.Spin)
 		}

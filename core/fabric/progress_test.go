@@ -1,6 +1,8 @@
 package fabric
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -91,4 +93,32 @@ func TestProgressPollsInStream(t *testing.T) {
 		return
 	}
 	t.Skipf("SKIP: every round had a poller preempted (host too busy to measure polling); last: server blocked %d times, client parked %d in %d gets", blocks, parks, n)
+}
+
+// TestHostCrowded: a poller's gap counts as a preemption by its CPU
+// pressure reading: high pressure or none readable is crowded, low is not.
+func TestHostCrowded(t *testing.T) {
+	file := pressureFile
+	t.Cleanup(func() { pressureFile = file; pressureAt.Store(0) })
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"busy", "some avg10=94.00 avg60=95.38 avg300=96.54 total=2662184149\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", true},
+		{"quiet", "some avg10=3.10 avg60=2.00 avg300=1.00 total=12345\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", false},
+		{"garbled", "nothing here\n", true},
+		{"missing", "", true},
+	} {
+		pressureFile = filepath.Join(dir, c.name)
+		if c.text != "" {
+			if err := os.WriteFile(pressureFile, []byte(c.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pressureAt.Store(0) // read again
+		if got := hostCrowded(); got != c.want {
+			t.Errorf("%s: hostCrowded() = %v, want %v", c.name, got, c.want)
+		}
+	}
 }
