@@ -5,11 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -127,17 +125,15 @@ type endpointState struct {
 	gone chan struct{} // closed when the progress goroutine has returned
 
 	// Progress and completion waits (progress.go).
-	waitFD   int             // the CQ's wait fd (FI_GETWAIT), -1 where none
-	pollers  atomic.Int32    // callers polling the CQ in wait
-	lastPoll atomic.Int64    // when a caller last stopped polling (monotonic ns)
-	kick     chan struct{}   // a caller parked: the progress goroutine resumes
-	opTime   atomic.Int64    // recent time an op took in wait (ns, moving average)
-	crowded  atomic.Int64    // when a polling thread was last preempted (monotonic ns)
-	cqFids   *[1]uintptr     // the CQ, as fi_trywait takes it
-	blocks   atomic.Int64    // times the progress goroutine blocked on the wait fd (benchmarks)
-	parks    atomic.Int64    // times a caller parked with its op in flight (benchmarks)
-	waitFile *os.File        // a duplicate of waitFD in Go's poller (progress goroutine only)
-	waitRaw  syscall.RawConn // waitFile's
+	waitFD   int           // the CQ's wait fd (FI_GETWAIT), -1 where none
+	pollers  atomic.Int32  // callers polling the CQ in wait
+	lastPoll atomic.Int64  // when a caller last stopped polling (monotonic ns)
+	kick     chan struct{} // a caller parked: the progress goroutine resumes
+	opTime   atomic.Int64  // recent time an op took in wait (ns, moving average)
+	crowded  atomic.Int64  // when a polling thread was last preempted (monotonic ns)
+	cqFids   *[1]uintptr   // the CQ, as fi_trywait takes it
+	blocks   atomic.Int64  // times the progress goroutine blocked on the wait fd (benchmarks)
+	parks    atomic.Int64  // times a caller parked with its op in flight (benchmarks)
 }
 
 // exposure is one key's memory registration on a server endpoint.

@@ -38,12 +38,9 @@ import (
 //     to 5 times their latency here); a caller that parks with its
 //     operation still in flight kicks it back at once;
 //   - the progress goroutine then polls (fi_cq_read) for a window after
-//     the last sign of work, and only then blocks: fi_trywait and a wait
-//     for the CQ's wait fd (FI_GETWAIT) to turn readable, the wait
-//     fi_cq_sread does inside, done here so that the goroutine sees every
-//     wake-up; it waits in Go's network poller (openNetpoll), parked like
-//     a goroutine reading a socket, or in poll(2) where the runtime will
-//     not take the fd. A wake-up is
+//     the last sign of work, and only then blocks: fi_trywait and poll(2)
+//     on the CQ's wait fd (FI_GETWAIT), the wait fi_cq_sread does inside,
+//     done here so that the goroutine sees every wake-up. A wake-up is
 //     work (a completion, or a request for the target side, which leaves
 //     nothing in the CQ), and so is the fd turning readable while it
 //     polls. The window is adaptive, between minProgressSpin and
@@ -169,12 +166,6 @@ func (e *Endpoint) progress() {
 	case e.pollOnly:
 		e.progressPolled()
 	case e.waitFD >= 0:
-		e.openNetpoll()
-		if e.waitFile != nil {
-			defer e.waitFile.Close() // the duplicate; libfabric closes its own
-		} else {
-			e.logf("fabric: %s: Go's poller does not take the CQ's wait fd; the progress goroutine waits in poll(2)", e.prov)
-		}
 		e.progressFD()
 	default:
 		e.progressSread()
@@ -300,10 +291,6 @@ func (e *Endpoint) trywait() int {
 // goroutine has returned (Close waits for it), and Close signals the CQ,
 // which wakes it.
 func (e *Endpoint) block() (woke, ok bool) {
-	if e.waitRaw != nil {
-		e.blocks.Add(1)
-		return e.blockNetpoll()
-	}
 	switch rc := e.trywait(); rc {
 	case 0:
 	case -fiEAGAIN:
@@ -322,67 +309,6 @@ func (e *Endpoint) block() (woke, ok bool) {
 		return false, false
 	}
 	return n > 0, true
-}
-
-// openNetpoll hands a duplicate of the CQ's wait fd (an epoll fd, which
-// is itself pollable) to Go's network poller, so that the progress
-// goroutine waits for work parked like a goroutine reading a socket
-// rather than holding an OS thread in poll(2): a wake-up then needs no
-// thread of its own, which on a host with more runnable threads than
-// cores is most of its cost. Where the runtime will not poll it, block
-// uses poll(2).
-func (e *Endpoint) openNetpoll() {
-	fd, err := unix.Dup(e.waitFD)
-	if err != nil {
-		return
-	}
-	unix.CloseOnExec(fd)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return
-	}
-	// Nonblocking: os.NewFile registers it with the poller (kindNonBlock).
-	f := os.NewFile(uintptr(fd), "fabric CQ wait fd")
-	raw, err := f.SyscallConn()
-	if err != nil || f.SetReadDeadline(time.Time{}) != nil {
-		// SetReadDeadline fails on a file the poller does not hold.
-		f.Close()
-		return
-	}
-	e.waitFile, e.waitRaw = f, raw
-}
-
-// blockNetpoll is block's wait through Go's poller: fi_trywait, a check
-// that the fd is not readable already (the poller reports edges, so
-// readiness from before the wait must be seen here), then park until it
-// turns readable or sweepMillis pass.
-func (e *Endpoint) blockNetpoll() (woke, ok bool) {
-	e.waitFile.SetReadDeadline(time.Now().Add(sweepMillis * time.Millisecond))
-	var failed int
-	err := e.waitRaw.Read(func(uintptr) bool {
-		switch rc := e.trywait(); rc {
-		case 0:
-			if e.fdReady() {
-				woke = true
-				return true
-			}
-			return false // park until the fd turns readable
-		case -fiEAGAIN:
-			woke = true
-		default:
-			failed = rc
-		}
-		return true
-	})
-	if failed != 0 {
-		e.logf("fabric: %s: fi_trywait: %s; the progress goroutine blocks in fi_cq_sread instead", e.prov, e.l.errstr(failed))
-		return false, false
-	}
-	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		e.logf("fabric: %s: waiting on the CQ's wait fd: %v; the progress goroutine blocks in fi_cq_sread instead", e.prov, err)
-		return false, false
-	}
-	return woke, true
 }
 
 // progressSread blocks in fi_cq_sread, which also drives manual progress
