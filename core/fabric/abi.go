@@ -67,6 +67,7 @@ const (
 	waitNone        = 0 // FI_WAIT_NONE
 	waitUnspec      = 1 // FI_WAIT_UNSPEC
 	waitFD          = 3 // FI_WAIT_FD
+	ctlGetWait      = 5 // FI_GETWAIT
 	ctlEnable       = 6 // FI_ENABLE
 )
 

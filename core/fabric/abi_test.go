@@ -113,7 +113,7 @@ var constants = []struct {
 	{"FI_MR_PROV_KEY", mrProvKey}, {"FI_MR_ENDPOINT", mrEndpoint}, {"FI_MR_BASIC", mrBasic},
 	{"FI_EP_RDM", epRDM}, {"FI_PROGRESS_AUTO", progressAuto}, {"FI_AV_TABLE", avTable},
 	{"FI_CQ_FORMAT_CONTEXT", cqFormatContext}, {"FI_WAIT_NONE", waitNone}, {"FI_WAIT_FD", waitFD},
-	{"FI_ENABLE", ctlEnable}, {"FI_EAGAIN", fiEAGAIN}, {"FI_EACCES", fiEACCES}, {"FI_EINVAL", fiEINVAL},
+	{"FI_GETWAIT", ctlGetWait}, {"FI_ENABLE", ctlEnable}, {"FI_EAGAIN", fiEAGAIN}, {"FI_EACCES", fiEACCES}, {"FI_EINVAL", fiEINVAL},
 	{"FI_ENODATA", fiENODATA}, {"FI_EAVAIL", fiEAVAIL}, {"FI_ENOKEY", fiENOKEY}, {"FI_EKEYREJECTED", fiEKEYREJECTED},
 	{"FI_EPERM", fiEPERM}, {"FI_EREMOTEIO", fiEREMOTEIO}, {"FI_EOPNOTSUPP", fiEOPNOTSUPP},
 	{"FI_INT32", dtInt32}, {"FI_UINT32", dtUint32}, {"FI_INT64", dtInt64}, {"FI_UINT64", dtUint64},

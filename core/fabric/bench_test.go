@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,12 +52,13 @@ func benchGet(b *testing.B, n int) {
 		pr, k := benchPair(b, prov, n)
 		buf := make([]byte, n)
 		b.SetBytes(int64(n))
-		b.ResetTimer()
+		r := startUsage(b, pr)
 		for i := 0; i < b.N; i++ {
 			if err := pr.p.Get(k, 0, buf); err != nil {
 				b.Fatal(err)
 			}
 		}
+		r.report(b)
 	})
 }
 
@@ -65,13 +67,47 @@ func benchPut(b *testing.B, n int) {
 		pr, k := benchPair(b, prov, n)
 		buf := make([]byte, n)
 		b.SetBytes(int64(n))
-		b.ResetTimer()
+		r := startUsage(b, pr)
 		for i := 0; i < b.N; i++ {
 			if err := pr.p.Put(k, 0, buf); err != nil {
 				b.Fatal(err)
 			}
 		}
+		r.report(b)
 	})
+}
+
+// usage is the process's resource use at the start of a benchmark's
+// timed loop: CPU time and context switches per operation (both ends of
+// the pair are in the process) vary less with the host's load than the
+// wall time does. It also reports how often the server's progress
+// goroutine blocked and the client's caller parked per operation: near 0
+// where polling after work serves a stream, about 1 where every
+// operation costs a wake-up.
+type usage struct {
+	ru            syscall.Rusage
+	pr            *pair
+	blocks, parks int64
+}
+
+func startUsage(b *testing.B, pr *pair) *usage {
+	r := &usage{pr: pr, blocks: pr.srv.blocks.Load(), parks: pr.cli.parks.Load()}
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r.ru)
+	b.ResetTimer()
+	return r
+}
+
+func (r *usage) report(b *testing.B) {
+	b.StopTimer()
+	var now syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &now)
+	cpu := time.Duration(now.Utime.Nano() + now.Stime.Nano() - r.ru.Utime.Nano() - r.ru.Stime.Nano())
+	cs := now.Nvcsw + now.Nivcsw - r.ru.Nvcsw - r.ru.Nivcsw
+	n := float64(b.N)
+	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-us/op")
+	b.ReportMetric(float64(cs)/n, "ctxsw/op")
+	b.ReportMetric(float64(r.pr.srv.blocks.Load()-r.blocks)/n, "srvblock/op")
+	b.ReportMetric(float64(r.pr.cli.parks.Load()-r.parks)/n, "park/op")
 }
 
 // BenchmarkFetchAdd is an int64 fetch_add: native where the provider

@@ -131,11 +131,16 @@ type endpointState struct {
 	stop chan struct{}
 	gone chan struct{} // closed when the progress goroutine has returned
 
-	// pollers counts callers polling the CQ in wait; the progress
-	// goroutine waits on pcond while there are any (standAside).
-	pollers atomic.Int32
-	pmu     sync.Mutex
-	pcond   *sync.Cond
+	// Progress and completion waits (progress.go).
+	waitFD   int           // the CQ's wait fd (FI_GETWAIT), -1 where none
+	pollers  atomic.Int32  // callers polling the CQ in wait
+	lastPoll atomic.Int64  // when a caller last stopped polling (monotonic ns)
+	kick     chan struct{} // a caller parked: the progress goroutine resumes
+	opTime   atomic.Int64  // recent time an op took in wait (ns, moving average)
+	crowded  atomic.Int64  // when a polling thread was last preempted (monotonic ns)
+	cqFids   *[1]uintptr   // the CQ, as fi_trywait takes it
+	blocks   atomic.Int64  // times the progress goroutine blocked on the wait fd (benchmarks)
+	parks    atomic.Int64  // times a caller parked with its op in flight (benchmarks)
 }
 
 // exposure is one key's memory registration on a server endpoint.
@@ -185,6 +190,7 @@ func open(prov string, opts Options) (*Endpoint, error) {
 		opts.ChunkSize = DefaultChunk
 	}
 	e := &Endpoint{prov: prov}
+	e.waitFD = -1
 	e.l, e.opts = l, opts
 	e.ops = make(map[uintptr]*op)
 	e.mrs = make(map[transport.Key]*exposure)
@@ -196,7 +202,7 @@ func open(prov string, opts Options) (*Endpoint, error) {
 		return nil, err
 	}
 	e.stop, e.gone = make(chan struct{}), make(chan struct{})
-	e.pcond = sync.NewCond(&e.pmu)
+	e.kick = make(chan struct{}, 1)
 	go e.progress()
 	if e.rec.silent = isShm(prov); e.rec.silent {
 		go e.watchdog()
@@ -417,6 +423,7 @@ func (e *Endpoint) setup() error {
 		}
 		e.pollOnly = true
 	}
+	e.waitFD = e.cqWaitFD()
 	ava := fiAVAttr{typ: avTable}
 	if rc := callInt(e.dom.ops.avOpen, uintptr(up(e.dom)), uintptr(up(&ava)), uintptr(up(&e.av)), 0); rc != 0 {
 		return e.errorf("fi_av_open", rc)
@@ -511,10 +518,7 @@ func (e *Endpoint) close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
-	close(e.stop)
-	e.pmu.Lock()
-	e.pcond.Broadcast() // out of standAside
-	e.pmu.Unlock()
+	close(e.stop) // out of standAside
 	if !e.pollOnly && e.cq.ops.signal != 0 {
 		callInt(e.cq.ops.signal, uintptr(up(e.cq)))
 	}
@@ -539,92 +543,6 @@ func (e *Endpoint) close() error {
 	return nil
 }
 
-// progress reads the completion queue until Close, blocking in
-// fi_cq_sread on the CQ's wait fd (which also drives manual progress, the
-// target side of RMA included). Where the CQ has no wait object it polls:
-// continuously for pollBusy after the last completion, then with sleeps
-// doubling up to pollNapMax, and pollIdleMax after a second of idleness,
-// so an idle endpoint costs 50 cheap wake-ups a second (and the first
-// operation after a long idle spell up to pollIdleMax of latency).
-func (e *Endpoint) progress() {
-	defer close(e.gone)
-	var buf [16]uintptr
-	if e.pollOnly {
-		last := time.Now()
-		nap := pollNapMin
-		timer := time.NewTimer(time.Hour)
-		defer timer.Stop()
-		var served uint64
-		for !e.closed.Load() {
-			e.standAside()
-			if e.poll() || e.cntr != nil && e.remoteOps(&served) {
-				last, nap = time.Now(), pollNapMin
-				continue
-			}
-			idle := time.Since(last)
-			if idle < pollBusy {
-				runtime.Gosched()
-				continue
-			}
-			timer.Reset(nap)
-			select {
-			case <-e.stop:
-			case <-timer.C:
-			}
-			limit := pollNapMax
-			if idle > time.Second {
-				limit = pollIdleMax
-			}
-			nap = min(2*nap, limit)
-		}
-		return
-	}
-	for !e.closed.Load() {
-		e.standAside()
-		e.life.RLock()
-		if e.closed.Load() {
-			e.life.RUnlock()
-			break
-		}
-		t0 := time.Now()
-		n := callSsize(e.cq.ops.sread, uintptr(up(e.cq)), uintptr(up(&buf[0])), uintptr(len(buf)), 0, sweepMillis)
-		e.life.RUnlock()
-		e.reap(n, buf[:])
-		if e.opts.ProgressSpin > 0 && (n > 0 || n == -fiEAVAIL || time.Since(t0) < sweepMillis*time.Millisecond/2) {
-			// Woken before the timeout: work arrived (a completion, or
-			// the target side of an RMA the provider served inside the
-			// call). Keep polling while it goes on.
-			e.spinProgress()
-		}
-	}
-}
-
-// spinProgress polls the CQ (driving manual progress) until it has been
-// quiet for Options.ProgressSpin.
-func (e *Endpoint) spinProgress() {
-	last := time.Now()
-	for i := 0; !e.closed.Load(); i++ {
-		if e.poll() {
-			last = time.Now()
-			continue
-		}
-		if i&15 == 15 {
-			if time.Since(last) > e.opts.ProgressSpin {
-				return
-			}
-			runtime.Gosched()
-		}
-	}
-}
-
-// Polling progress (CQs without a wait object): see progress.
-const (
-	pollBusy    = 2 * time.Millisecond
-	pollNapMin  = 20 * time.Microsecond
-	pollNapMax  = 2 * time.Millisecond  // in the first second of idleness
-	pollIdleMax = 20 * time.Millisecond // after it
-)
-
 // remoteOps reports whether the remote-operation counter moved since
 // *seen, and updates *seen.
 func (e *Endpoint) remoteOps(seen *uint64) bool {
@@ -640,10 +558,17 @@ func (e *Endpoint) remoteOps(seen *uint64) bool {
 	return moved
 }
 
+// cqBuf receives completions (FI_CQ_FORMAT_CONTEXT entries). Its address
+// goes to the provider, so it lives on the heap: pollers keep one for all
+// their polls rather than allocate one per poll.
+type cqBuf [16]uintptr
+
 // poll reads what the completion queue holds now, without blocking, and
 // returns whether it found anything.
-func (e *Endpoint) poll() bool {
-	var buf [16]uintptr
+func (e *Endpoint) poll() bool { return e.pollInto(new(cqBuf)) }
+
+// pollInto is poll with the poller's buffer.
+func (e *Endpoint) pollInto(buf *cqBuf) bool {
 	e.life.RLock()
 	if e.closed.Load() {
 		e.life.RUnlock()
@@ -727,19 +652,32 @@ func (o *op) release() {
 }
 
 // newOp makes an op of n pieces, its memory pinned, that fails after
-// timeout.
+// timeout once armed (arm: wait does before it parks, so that an op
+// completed while its caller polls costs no timer).
 func (e *Endpoint) newOp(n int, timeout time.Duration) *op {
 	o := &op{ctx: make([]fiCtx, n), done: make(chan struct{}), deadline: time.Now().Add(timeout)}
 	o.left.Store(int32(n))
 	o.pin.Pin(&o.ctx[0])
-	// At the deadline the waiter gets an error; the pieces stay
-	// registered (and their memory pinned) until the provider completes
-	// them or the endpoint closes, since the provider may still touch it.
-	o.timer.Store(time.AfterFunc(timeout, func() {
+	return o
+}
+
+// arm starts o's deadline timer, once. At the deadline the waiter gets an
+// error; the pieces stay registered (and their memory pinned) until the
+// provider completes them or the endpoint closes, since the provider may
+// still touch it.
+func (e *Endpoint) arm(o *op) {
+	if o.timer.Load() != nil || o.notified.Load() {
+		return
+	}
+	t := time.AfterFunc(time.Until(o.deadline), func() {
 		o.fail(fmt.Errorf("%w: fabric %s: no completion within %v%w", transport.ErrUnavailable, e.prov, e.opts.Timeout, errTimeout))
 		o.notify()
-	}))
-	return o
+	})
+	if !o.timer.CompareAndSwap(nil, t) || o.notified.Load() {
+		// Armed already, or notified before the timer was stored (notify
+		// stops only a stored one).
+		t.Stop()
+	}
 }
 
 // hold pins b (when not empty) until o is released.
@@ -833,46 +771,6 @@ func (e *Endpoint) abandon(o *op, i int, err error) {
 		o.release()
 		o.notify()
 	}
-}
-
-// wait waits for o: it polls the CQ itself for up to Options.Spin, then
-// parks until the progress goroutine completes o or its deadline passes.
-//
-// While a caller polls, the progress goroutine stands aside (see
-// standAside): two threads driving one endpoint contend for the
-// provider's locks, which cost tcp;ofi_rxm reads 2 to 5 times their
-// latency here.
-func (e *Endpoint) wait(o *op) error {
-	if !o.fin.Load() && e.opts.Spin > 0 {
-		e.pollers.Add(1)
-		start := time.Now()
-		for i := 0; !o.fin.Load(); i++ {
-			if !e.poll() && i&15 == 15 && time.Since(start) > e.opts.Spin {
-				break
-			}
-		}
-		if e.pollers.Add(-1) == 0 {
-			e.pmu.Lock()
-			e.pcond.Broadcast()
-			e.pmu.Unlock()
-		}
-	}
-	<-o.done
-	return o.result()
-}
-
-// standAside blocks the progress goroutine while callers poll the CQ
-// themselves (they reap every completion, not only their own, and drive
-// manual progress); it returns when none does or the endpoint closes.
-func (e *Endpoint) standAside() {
-	if e.pollers.Load() == 0 {
-		return
-	}
-	e.pmu.Lock()
-	for e.pollers.Load() > 0 && !e.closed.Load() {
-		e.pcond.Wait()
-	}
-	e.pmu.Unlock()
 }
 
 // expose is Expose's body.

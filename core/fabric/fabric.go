@@ -16,9 +16,10 @@
 // descriptors, whose layouts abi.go mirrors and abi_test.go checks against
 // the installed headers. Each operation carries a context (struct
 // fi_context2 space) pinned with its buffers until the provider completes
-// it; a progress goroutine blocks in fi_cq_sread on the CQ's wait fd (it
-// polls with a backoff where the CQ has none, as on shm) and a caller
-// waiting for its own operation polls the CQ for Options.Spin first. Every
+// it; a progress goroutine polls the CQ for a short adaptive window after
+// work and otherwise blocks on the CQ's wait fd (it polls with a backoff
+// where the CQ has none, as on shm), and a caller waiting for its own
+// operation polls the CQ itself first (see progress.go). Every
 // operation has a deadline (Options.Timeout): past it the caller gets an
 // error wrapping transport.ErrUnavailable, never a hang. A key the fabric
 // refuses gives an error wrapping transport.ErrStaleKey (the client then
@@ -89,16 +90,21 @@ type Options struct {
 	// transport.ErrUnavailable. 0 means transport.DefaultTimeout.
 	Timeout time.Duration
 	// Spin is how long a caller waiting for its own operation polls the
-	// completion queue before parking until the progress goroutine wakes
-	// it (a wake-up costs latency, polling costs CPU while waiting; an
-	// idle endpoint polls nothing). 0 means DefaultSpin, negative never.
+	// completion queue at least before parking until the progress
+	// goroutine wakes it (a wake-up costs latency, polling costs CPU
+	// while waiting; an idle endpoint polls nothing); where operations
+	// take longer and the caller's polling drives them (manual progress,
+	// as on tcp;ofi_rxm), it polls for up to twice their recent time, at
+	// most 40 times Spin. 0 means DefaultSpin, negative never.
 	Spin time.Duration
-	// ProgressSpin, when positive, keeps the progress goroutine polling
-	// the completion queue for that long after the last sign of work
-	// (instead of going straight back to block in fi_cq_sread), which
-	// saves a thread wake-up per operation on providers with manual
-	// progress (tcp;ofi_rxm) at the cost of up to that much CPU after
-	// each burst; an idle endpoint still blocks. 0 never polls.
+	// ProgressSpin bounds the window for which the progress goroutine
+	// keeps polling the completion queue after the last sign of work
+	// before it blocks on the queue's wait fd (the window adapts below
+	// it to the gaps between requests), which saves a thread wake-up per
+	// operation, on a memory server's endpoint above all where the
+	// provider has manual progress (tcp;ofi_rxm), at the cost of up to
+	// that much CPU after each burst; an idle endpoint blocks. 0 means
+	// DefaultProgressSpin, negative never polls.
 	ProgressSpin time.Duration
 	// ChunkSize is the largest piece of a transfer posted as one fi_read
 	// or fi_write (at most the provider's max_msg_size); larger ones go as

@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"unsafe"
 
@@ -26,10 +27,31 @@ var (
 	libErr  error
 )
 
+// providerDefaults are libfabric variables load sets where the user has
+// not, before the library reads them (its providers read their variables
+// when first asked, in fi_getinfo).
+//
+// FI_SOCKETS_PE_WAITTIME=0: the sockets provider's progress thread polls
+// for 10 ms after each operation (its default), taking a core away from
+// the threads that do the work on a host with few cores: on a 2-core host
+// at load 10, a 256-byte get took 8 to 12 times as long with it and a
+// 4 MiB get 2 to 3 times (go test -bench 'Get256/sockets|Get4M/sockets'
+// ./core/fabric with the variable unset, then 0). Its
+// endpoints progress on their own (FI_PROGRESS_AUTO) and this package's
+// progress goroutine and callers poll after work anyway.
+var providerDefaults = [][2]string{{"FI_SOCKETS_PE_WAITTIME", "0"}}
+
 // load opens libfabric.so.1 once per process. A missing library gives an
 // error wrapping ErrNoLibfabric with the loader's message.
 func load() (*lib, error) {
 	libOnce.Do(func() {
+		for _, v := range providerDefaults {
+			if _, set := os.LookupEnv(v[0]); !set {
+				// os.Setenv reaches the C environment libfabric reads
+				// (through cgo, or purego's stand-in for it).
+				os.Setenv(v[0], v[1])
+			}
+		}
 		h, err := purego.Dlopen(libraryName, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err != nil {
 			libErr = fmt.Errorf("%w: %v", ErrNoLibfabric, err)

@@ -75,7 +75,7 @@ func (e *Endpoint) Fence() bool { return e.caps&fiFence != 0 }
 
 // ProgressAuto reports whether the provider progresses data transfers on
 // its own (FI_PROGRESS_AUTO); otherwise the endpoint's progress goroutine
-// does, blocking in fi_cq_sread.
+// and callers waiting for their operations do (see progress.go).
 func (e *Endpoint) ProgressAuto() bool { return e.auto }
 
 // MRMode is the memory registration mode the provider asked for (FI_MR_*
@@ -212,7 +212,9 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, ti
 	o := e.newOp(pieces, timeout)
 	p.track(o, k, rk)
 	if onDone != nil {
+		// Nobody waits for it: its deadline runs from now.
 		o.onDone = func(err error) { onDone(rk, err) }
+		e.arm(o)
 	}
 	o.hold(buf)
 	d, err := e.desc(o, buf)

@@ -157,7 +157,7 @@ func (e *Endpoint) reset(culprit *op, why error, cause string) {
 	e.rec.resetMu.Lock()
 	defer e.rec.resetMu.Unlock()
 	e.life.Lock()
-	if e.closed.Load() || e.ep == nil || e.rec.exposed.Load() || !e.inFlight(culprit) {
+	if e.closed.Load() || e.ep == nil || e.rec.exposed.Load() || !e.opInFlight(culprit) {
 		e.life.Unlock() // (exposed: set since the check above)
 		return
 	}
@@ -224,8 +224,8 @@ func (e *Endpoint) reset(culprit *op, why error, cause string) {
 	}
 }
 
-// inFlight reports whether a piece of o is posted and not completed.
-func (e *Endpoint) inFlight(o *op) bool {
+// opInFlight reports whether a piece of o is posted and not completed.
+func (e *Endpoint) opInFlight(o *op) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i := range o.ctx {
