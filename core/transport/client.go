@@ -1297,7 +1297,11 @@ func (cc *cconn) lead(r *req) error {
 // background reads replies that no waiter is reading for, until the
 // connection is torn down.
 func (cc *cconn) background() {
-	lazyTimer := time.NewTimer(lazyDelay)
+	delay := cc.cl.opts.lazyDelay
+	if delay <= 0 {
+		delay = lazyDelay
+	}
+	lazyTimer := time.NewTimer(delay)
 	lazyTimer.Stop()
 	for {
 		select {
@@ -1305,7 +1309,7 @@ func (cc *cconn) background() {
 		case <-cc.lazyKick:
 			// Give the caller lazyDelay to wait for its lazy frames
 			// itself; then write and read them here.
-			lazyTimer.Reset(lazyDelay)
+			lazyTimer.Reset(delay)
 		hold:
 			select {
 			case <-lazyTimer.C:
@@ -1314,7 +1318,7 @@ func (cc *cconn) background() {
 				// gets its own lazyDelay, or the reader would take
 				// the reply from under a fam_quiet about to read it
 				// and hand it over instead.
-				if d := cc.lazyHold(time.Now()); d > 0 {
+				if d := cc.lazyHold(time.Now(), delay); d > 0 {
 					lazyTimer.Reset(d)
 					goto hold
 				}
@@ -1371,11 +1375,11 @@ func (cc *cconn) background() {
 
 // lazyHold returns how much longer the background reader should leave
 // the connection's replies to their callers, as of now: while a lone lazy
-// request is outstanding, unread, that was sent less than lazyDelay ago,
-// what is left of its window; otherwise 0. Only a lone request is
+// request is outstanding, unread, that was sent less than delay (the
+// connection's lazyDelay) ago, what is left of its window; otherwise 0. Only a lone request is
 // waited for, so that a burst of lazy frames whose callers never wait is
 // still written and read within lazyDelay of its first kick.
-func (cc *cconn) lazyHold(now time.Time) time.Duration {
+func (cc *cconn) lazyHold(now time.Time, delay time.Duration) time.Duration {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.reading || cc.pending.len() != 1 {
@@ -1385,13 +1389,13 @@ func (cc *cconn) lazyHold(now time.Time) time.Duration {
 	if r == nil || !r.lazy {
 		return 0
 	}
-	return lazyLeft(r.deadline.Add(-cc.cl.opts.Timeout), now)
+	return lazyLeft(r.deadline.Add(-cc.cl.opts.Timeout), now, delay)
 }
 
-// lazyLeft is what is left at now of the lazyDelay window of a lazy frame
-// sent at sent, 0 once it has passed.
-func lazyLeft(sent, now time.Time) time.Duration {
-	if d := sent.Add(lazyDelay).Sub(now); d > 0 {
+// lazyLeft is what is left at now of the delay-long window of a lazy
+// frame sent at sent, 0 once it has passed.
+func lazyLeft(sent, now time.Time, delay time.Duration) time.Duration {
+	if d := sent.Add(delay).Sub(now); d > 0 {
 		return d
 	}
 	return 0

@@ -68,29 +68,29 @@ func TestLazyHold(t *testing.T) {
 		cc.pending.add(&req{id: 7, lazy: lazy, deadline: now.Add(-age).Add(timeout)})
 		return cc
 	}
-	if d := lone(50*time.Microsecond, true).lazyHold(now); d != lazyDelay-50*time.Microsecond {
+	if d := lone(50*time.Microsecond, true).lazyHold(now, lazyDelay); d != lazyDelay-50*time.Microsecond {
 		t.Errorf("a lone lazy frame sent 50us ago: hold %v, want %v", d, lazyDelay-50*time.Microsecond)
 	}
-	if d := lone(lazyDelay, true).lazyHold(now); d != 0 {
+	if d := lone(lazyDelay, true).lazyHold(now, lazyDelay); d != 0 {
 		t.Errorf("a lone lazy frame sent lazyDelay ago: hold %v, want 0", d)
 	}
-	if d := lone(10*time.Microsecond, false).lazyHold(now); d != 0 {
+	if d := lone(10*time.Microsecond, false).lazyHold(now, lazyDelay); d != 0 {
 		t.Errorf("a lone request not sent lazy: hold %v, want 0", d)
 	}
 	cc := lone(10*time.Microsecond, true)
 	cc.reading = true
-	if d := cc.lazyHold(now); d != 0 {
+	if d := cc.lazyHold(now, lazyDelay); d != 0 {
 		t.Errorf("with the read role held: hold %v, want 0", d)
 	}
 	cc = lone(10*time.Microsecond, true)
 	cc.nextID = 8
 	cc.pending.add(&req{id: 8, lazy: true, deadline: now.Add(timeout)})
-	if d := cc.lazyHold(now); d != 0 {
+	if d := cc.lazyHold(now, lazyDelay); d != 0 {
 		t.Errorf("with two lazy frames outstanding: hold %v, want 0", d)
 	}
 	cc = lone(10*time.Microsecond, true)
 	cc.nextID = 9 // the lone request is not the newest: its window is not renewed
-	if d := cc.lazyHold(now); d != 0 {
+	if d := cc.lazyHold(now, lazyDelay); d != 0 {
 		t.Errorf("a lone frame older than a later, completed one: hold %v, want 0", d)
 	}
 }
