@@ -1312,10 +1312,12 @@ static void run_rtt(void)
     /* A warm-up round, unmeasured, of every figure and of both ping-pongs
      * (calibrate plus an eighth of a repeat each, twice over): without
      * it the first row's polling baseline ran 1.6-2x the other rows' in
-     * the same run (3 of 3 runs at load 4; with it 0 of 6), skewing that
-     * row's ratio alone. Which part settles in that first half second
-     * (the just-started echo processes' placement, famd or the library
-     * after the store's 64 MiB put) was not pinned down. */
+     * the same run (3 of 3 runs at load 4-5), skewing that row's ratio
+     * alone; with it, 3 of 24 runs still had a first-row baseline over
+     * 1.5x the others' (spikes of that size hit other rows too at that
+     * load). Which part settles in that first half second (the
+     * just-started echo processes' placement, famd or the library after
+     * the store's 64 MiB put) was not pinned down. */
     progress("rtt: warm-up");
     for (int w = 0; w < 2; w++) {
         for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
