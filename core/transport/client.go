@@ -1297,7 +1297,11 @@ func (cc *cconn) lead(r *req) error {
 // background reads replies that no waiter is reading for, until the
 // connection is torn down.
 func (cc *cconn) background() {
-	lazyTimer := time.NewTimer(lazyDelay)
+	delay := cc.cl.opts.lazyDelay
+	if delay <= 0 {
+		delay = lazyDelay
+	}
+	lazyTimer := time.NewTimer(delay)
 	lazyTimer.Stop()
 	for {
 		select {
@@ -1305,9 +1309,19 @@ func (cc *cconn) background() {
 		case <-cc.lazyKick:
 			// Give the caller lazyDelay to wait for its lazy frames
 			// itself; then write and read them here.
-			lazyTimer.Reset(lazyDelay)
+			lazyTimer.Reset(delay)
+		hold:
 			select {
 			case <-lazyTimer.C:
+				// The kick may be an earlier frame's, whose caller
+				// has read its reply since: a frame sent later
+				// gets its own lazyDelay, or the reader would take
+				// the reply from under a fam_quiet about to read it
+				// and hand it over instead.
+				if d := cc.lazyHold(time.Now(), delay); d > 0 {
+					lazyTimer.Reset(d)
+					goto hold
+				}
 			case <-cc.kick:
 				lazyTimer.Stop()
 			case <-cc.done:
@@ -1357,6 +1371,34 @@ func (cc *cconn) background() {
 			}
 		}
 	}
+}
+
+// lazyHold returns how much longer the background reader should leave
+// the connection's replies to their callers, as of now: while a lone lazy
+// request is outstanding, unread, that was sent less than delay (the
+// connection's lazyDelay) ago, what is left of its window; otherwise 0. Only a lone request is
+// waited for, so that a burst of lazy frames whose callers never wait is
+// still written and read within lazyDelay of its first kick.
+func (cc *cconn) lazyHold(now time.Time, delay time.Duration) time.Duration {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.reading || cc.pending.len() != 1 {
+		return 0
+	}
+	r := cc.pending.get(cc.nextID) // the lone request, if it is the newest
+	if r == nil || !r.lazy {
+		return 0
+	}
+	return lazyLeft(r.deadline.Add(-cc.cl.opts.Timeout), now, delay)
+}
+
+// lazyLeft is what is left at now of the delay-long window of a lazy
+// frame sent at sent, 0 once it has passed.
+func lazyLeft(sent, now time.Time, delay time.Duration) time.Duration {
+	if d := sent.Add(delay).Sub(now); d > 0 {
+		return d
+	}
+	return 0
 }
 
 // fail closes the connection for cause (unless it already failed) and

@@ -3,6 +3,7 @@ package transport
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestPendingSet checks the ring-and-map set against a plain map through
@@ -51,5 +52,45 @@ func TestPendingSet(t *testing.T) {
 	})
 	if len(seen) != len(want) || p.len() != 0 || p.get(next) != nil {
 		t.Fatalf("drain gave %d of %d requests and left %d", len(seen), len(want), p.len())
+	}
+}
+
+// TestLazyHold checks when the background reader leaves a lazy frame's
+// reply to its caller past its first kick's timer: only while the frame
+// is the lone outstanding request, unread, and younger than lazyDelay, and
+// then for what is left of its own window.
+func TestLazyHold(t *testing.T) {
+	const timeout = 30 * time.Second
+	now := time.Unix(1000, 0)
+	lone := func(age time.Duration, lazy bool) *cconn {
+		cc := &cconn{cl: &Client{opts: ClientOptions{Timeout: timeout}}}
+		cc.nextID = 7
+		cc.pending.add(&req{id: 7, lazy: lazy, deadline: now.Add(-age).Add(timeout)})
+		return cc
+	}
+	if d := lone(50*time.Microsecond, true).lazyHold(now, lazyDelay); d != lazyDelay-50*time.Microsecond {
+		t.Errorf("a lone lazy frame sent 50us ago: hold %v, want %v", d, lazyDelay-50*time.Microsecond)
+	}
+	if d := lone(lazyDelay, true).lazyHold(now, lazyDelay); d != 0 {
+		t.Errorf("a lone lazy frame sent lazyDelay ago: hold %v, want 0", d)
+	}
+	if d := lone(10*time.Microsecond, false).lazyHold(now, lazyDelay); d != 0 {
+		t.Errorf("a lone request not sent lazy: hold %v, want 0", d)
+	}
+	cc := lone(10*time.Microsecond, true)
+	cc.reading = true
+	if d := cc.lazyHold(now, lazyDelay); d != 0 {
+		t.Errorf("with the read role held: hold %v, want 0", d)
+	}
+	cc = lone(10*time.Microsecond, true)
+	cc.nextID = 8
+	cc.pending.add(&req{id: 8, lazy: true, deadline: now.Add(timeout)})
+	if d := cc.lazyHold(now, lazyDelay); d != 0 {
+		t.Errorf("with two lazy frames outstanding: hold %v, want 0", d)
+	}
+	cc = lone(10*time.Microsecond, true)
+	cc.nextID = 9 // the lone request is not the newest: its window is not renewed
+	if d := cc.lazyHold(now, lazyDelay); d != 0 {
+		t.Errorf("a lone frame older than a later, completed one: hold %v, want 0", d)
 	}
 }

@@ -145,6 +145,9 @@ type ClientOptions struct {
 	// Worth it when the caller's thread is a C thread (cgo) and cores are
 	// not oversubscribed; it costs up to Spin of CPU per blocking call.
 	Spin time.Duration
+	// lazyDelay overrides the package's lazyDelay, for tests that need a
+	// window long enough to time against on a loaded host; 0: lazyDelay.
+	lazyDelay time.Duration
 }
 
 // Error is a failure reported by the server: Code is an OpenFAM FAM_E*
