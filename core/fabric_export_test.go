@@ -38,3 +38,26 @@ func (deadPlane) GetAsync(transport.Key, uint64, []byte) *transport.Call {
 func (deadPlane) PutAsync(transport.Key, uint64, []byte) *transport.Call {
 	return transport.DoneCall(errDead)
 }
+
+// ViewPut returns a write through the data plane and with the key of it's
+// view as it stands now, with none of the client's handling of a refused
+// key (no renewal, no mapping to a FAM error): the plane's own answer,
+// for tests of what the fabric itself refuses.
+func ViewPut(it *Item) func(off uint64, src []byte) error {
+	v := it.view.Load()
+	return func(off uint64, src []byte) error { return v.dp.Put(v.key, off, src) }
+}
+
+// MemPlanesFabric reports, for each memory server f has a data plane to,
+// whether that plane is a libfabric one.
+func MemPlanesFabric(f *Fam) map[uint64]bool {
+	r := remoteOf(f)
+	r.mmu.Lock()
+	defer r.mmu.Unlock()
+	out := map[uint64]bool{}
+	for id, c := range r.mems {
+		_, ok := c.(*fabricData)
+		out[id] = ok
+	}
+	return out
+}
