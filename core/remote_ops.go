@@ -896,7 +896,7 @@ func (r *remote) lostVolatile() []string { return nil }
 // handles stay. A handle that lost all access keeps no rights.
 func (f *Fam) keyRevoked(key transport.Key) {
 	f.mu.Lock()
-	it := f.keys[key]
+	it := f.keys.get(key)
 	f.mu.Unlock()
 	if it == nil {
 		return // closed, renewed or released already
