@@ -90,7 +90,10 @@ type itemBackend interface {
 	// itemRecord is the record of the handle's item (its incarnation).
 	itemRecord(it *Item, op string) (metadata.Item, error)
 	deallocate(it *Item, op string) error
-	changeItemPermissions(it *Item, op string, rec metadata.Item, mode uint32) error
+	// changeItemPermissions sets the item's mode, checking that the
+	// caller owns it, and renews every open handle of the item (see
+	// Fam.renewHandles) before it returns.
+	changeItemPermissions(it *Item, op string, mode uint32) error
 	// refresh gives an open handle a new view after its rights or its
 	// region's mapping changed, remaps its fam_map mappings and tells its
 	// watcher. With stale set it renews only a handle whose view still

@@ -152,7 +152,7 @@ func TestAllocateRacingDestroyThroughFamd(t *testing.T) {
 		t.Fatalf("%d item handles stay registered on the destroyed region", n)
 	}
 	f.mu.Lock()
-	_, indexed := f.keys[item.key]
+	indexed := f.keys.get(item.key) != nil
 	f.mu.Unlock()
 	if indexed {
 		t.Fatal("the refused handle's key is still indexed for revocation events")

@@ -233,3 +233,60 @@ func TestDeallocateMakesNoItemAt(t *testing.T) {
 		t.Errorf("%d ItemAt calls, want at most 3 (the chmod's): the deallocations' revocations renewed their handles", n)
 	}
 }
+
+// TestChangePermissionsRoundTrips: through famd, fam_change_permissions on
+// an item this program owns makes one ChangeItemPermissions call and one
+// ItemAt (the renewal of its handle, whose key famd revoked and whose bytes
+// moved to another heap file): no StatItem before it (famd checks
+// ownership), and no second renewal by the session loop for the
+// revocation famd reports on the session stream. The handle keeps working
+// and stays mapped here.
+func TestChangePermissionsRoundTrips(t *testing.T) {
+	var calls callCount
+	d := startFamd(t, embed.Options{CallObserver: &calls})
+	f := client(t, "unix:"+d.SocketPath(), "")
+	defer f.Finalize()
+	r, err := f.CreateRegion("chmod", 1<<20, 0o600, core.RegionAttr{PermLevel: core.PermDataItem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := r.Allocate("x", 4096, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	before := map[string]int{}
+	for _, m := range []string{"StatItem", "ItemAt", "ChangeItemPermissions"} {
+		before[m] = calls.get(m)
+	}
+	for i := 0; i < n; i++ {
+		mode := uint32(0o600)
+		if i%2 == 0 {
+			mode = 0o640
+		}
+		if err := it.ChangePermissions(mode); err != nil {
+			t.Fatal(err)
+		}
+		want := []byte{byte(i), 'c', 'h'}
+		if err := f.Default().Put(want, it, 8); err != nil {
+			t.Fatalf("put after chmod %d: %v", i, err)
+		}
+		got := make([]byte, len(want))
+		if err := f.Default().Get(got, it, 8); err != nil || string(got) != string(want) {
+			t.Fatalf("get after chmod %d: %q, %v; want %q", i, got, err, want)
+		}
+		if _, _, rights, ok := it.Local(); !ok || rights != core.RightRead|core.RightWrite {
+			t.Fatalf("after chmod %d the owner's handle is mapped %v with rights %v, want read and write", i, ok, rights)
+		}
+	}
+	st, err := it.Stat()
+	if err != nil || st.Mode != 0o600 {
+		t.Fatalf("mode after the changes: %o, %v; want 600", st.Mode, err)
+	}
+	// Stat above made one StatItem of its own.
+	for m, want := range map[string]int{"StatItem": 1, "ItemAt": n, "ChangeItemPermissions": n} {
+		if got := calls.get(m) - before[m]; got != want {
+			t.Errorf("%d fam_change_permissions made %d %s calls, want %d", n, got, m, want)
+		}
+	}
+}

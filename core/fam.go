@@ -14,8 +14,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/gofam/openfam/core/transport"
 )
 
 // Fam is an initialized OpenFAM instance: the Go counterpart of
@@ -48,7 +46,7 @@ type famState struct {
 	// handle, so that a revocation event finds it at once. It is part of
 	// the handle bookkeeping (bindLocked), empty in embedded mode, whose
 	// views have no key.
-	keys map[transport.Key]*Item
+	keys keyIndex
 	// creating counts the calls under way that make item handles
 	// (allocate, lookup, restore into a new item); doomed holds the ids
 	// of the regions destroyed while any was, so that a handle on an item

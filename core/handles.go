@@ -125,16 +125,13 @@ func (f *Fam) indexKeyLocked(it *Item, k transport.Key) {
 	if k == (transport.Key{}) {
 		return // embedded views have no key
 	}
-	if f.keys == nil {
-		f.keys = map[transport.Key]*Item{}
-	}
-	f.keys[k] = it
+	f.keys.set(k, it)
 }
 
 // unindexKeyLocked forgets famd key k if it still belongs to it.
 func (f *Fam) unindexKeyLocked(it *Item, k transport.Key) {
-	if k != (transport.Key{}) && f.keys[k] == it {
-		delete(f.keys, k)
+	if k != (transport.Key{}) {
+		f.keys.delIf(k, it)
 	}
 }
 

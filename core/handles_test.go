@@ -3,6 +3,8 @@ package core
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gofam/openfam/core/transport"
 )
 
 // handleFam is an embedded instance in a temporary directory with one
@@ -203,6 +205,55 @@ func TestHandleIndexMatchesMap(t *testing.T) {
 			delete(want, k)
 		}
 		if x.get(itemKey{region: 7}) != nil {
+			t.Fatalf("step %d: found a key never added", step)
+		}
+		if step%499 == 0 {
+			check(step)
+		}
+	}
+	check(-1)
+}
+
+// TestKeyIndexMatchesMap drives a keyIndex and a Go map with the same
+// random sets, replacements and deletions (some naming another handle, which
+// must leave the entry), over keys whose hashes collide in a small table,
+// and checks after each step that both agree, misses included.
+func TestKeyIndexMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var x keyIndex
+	want := map[transport.Key]*Item{}
+	check := func(step int) {
+		t.Helper()
+		if x.len() != len(want) {
+			t.Fatalf("step %d: %d entries, want %d", step, x.len(), len(want))
+		}
+		for k, p := range want {
+			if got := x.get(k); got != p {
+				t.Fatalf("step %d: get(%x) = %p, want %p", step, k, got, p)
+			}
+		}
+	}
+	const keys = 2000
+	for step := range 60000 {
+		var k transport.Key
+		k[0], k[1] = byte(rng.IntN(keys/250)), byte(rng.IntN(250))
+		grow := step < 30000
+		switch p, ok := want[k]; {
+		case !ok && (grow || rng.IntN(3) == 0):
+			p := &Item{}
+			x.set(k, p)
+			want[k] = p
+		case ok && rng.IntN(3) == 0:
+			p := &Item{}
+			x.set(k, p)
+			want[k] = p
+		case ok && rng.IntN(4) == 0:
+			x.delIf(k, &Item{}) // another handle's: stays
+		case ok:
+			x.delIf(k, p)
+			delete(want, k)
+		}
+		if x.get(transport.Key{0xff}) != nil {
 			t.Fatalf("step %d: found a key never added", step)
 		}
 		if step%499 == 0 {

@@ -318,21 +318,25 @@ func (it *Item) ChangePermissions(mode uint32) error {
 	if err := checkMode(op, mode); err != nil {
 		return err
 	}
-	rec, err := it.record(op)
-	if err != nil {
+	if _, err := it.use(op, 0); err != nil {
 		return err
 	}
-	f := it.f
-	if err := f.b.changeItemPermissions(it, op, rec, mode&0o777); err != nil {
-		return err
-	}
+	// The backend checks ownership where the record is: through famd, a
+	// record fetched here first would be a round trip famd's own check
+	// makes redundant (issue 18).
+	return it.f.b.changeItemPermissions(it, op, mode&0o777)
+}
+
+// renewHandles gives every open handle of it's incarnation a view with its
+// new rights and mapping after a permission change, best effort: a handle
+// that cannot be renewed finds out at its next use.
+func (f *Fam) renewHandles(it *Item, op string) {
 	f.mu.Lock()
 	notify := f.incarnationItemsLocked(it.key())
 	f.mu.Unlock()
 	for _, h := range notify {
 		_ = f.b.refresh(h, op, nil)
 	}
-	return nil
 }
 
 // Watch registers fn to be called, with no library lock held, whenever what

@@ -584,7 +584,20 @@ func (l *local) deallocate(it *Item, op string) error {
 	return nil
 }
 
-func (l *local) changeItemPermissions(it *Item, op string, rec metadata.Item, mode uint32) error {
+func (l *local) changeItemPermissions(it *Item, op string, mode uint32) error {
+	rec, err := l.itemRecord(it, op)
+	if err != nil {
+		return err
+	}
+	if err := l.changeMode(it, op, rec, mode); err != nil {
+		return err
+	}
+	it.f.renewHandles(it, op)
+	return nil
+}
+
+// changeMode is changeItemPermissions on the item whose record is rec.
+func (l *local) changeMode(it *Item, op string, rec metadata.Item, mode uint32) error {
 	f := it.f
 	if rec.UID != f.uid {
 		return Errorf(CodeNoPerm, op, "only the owner (uid %d) may change the permissions of data item {%d, %d}", rec.UID, rec.RegionID, rec.Offset)

@@ -555,8 +555,9 @@ func (r *remote) deallocate(it *Item, op string) error {
 	return err
 }
 
-// deallocWait is one item incarnation being deallocated: how many calls
-// are deallocating it, and the keys of it famd reported revoked meanwhile.
+// deallocWait is one item incarnation being deallocated (or its
+// permissions changed, see changeItemPermissions): how many calls are
+// under way on it, and the keys of it famd reported revoked meanwhile.
 type deallocWait struct {
 	n    int
 	keys []transport.Key
@@ -602,7 +603,8 @@ func (r *remote) endDealloc(ik itemKey) []transport.Key {
 // loop renewed the handle through an ItemAt call that could only find the
 // item gone, a gRPC round trip on every fam_deallocate (issue 19). If the
 // deallocation succeeds the handles are released with it; if it fails the
-// deferred revocations are handled then.
+// deferred revocations are handled then. A permission change of ik under
+// way defers them the same way (changeItemPermissions).
 func (r *remote) deferRevoke(ik itemKey, key transport.Key) bool {
 	r.dmu.Lock()
 	defer r.dmu.Unlock()
@@ -614,16 +616,35 @@ func (r *remote) deferRevoke(ik itemKey, key transport.Key) bool {
 	return true
 }
 
-func (r *remote) changeItemPermissions(it *Item, op string, _ metadata.Item, mode uint32) error {
+// changeItemPermissions asks famd, which checks ownership, and renews this
+// instance's handles of the item: famd revoked their keys, and the item's
+// bytes moved to another heap file. famd tells the session of the
+// revocations before it answers, and the session loop would renew each
+// handle too, racing with the renewal here: two ItemAt calls, two passed
+// descriptors and a CloseItem instead of one ItemAt. So the revocations
+// wait, as for a deallocation (deferRevoke), until the handles are renewed;
+// the keys they name are then no longer in use, and handling them costs
+// nothing, unless the change or a renewal failed.
+func (r *remote) changeItemPermissions(it *Item, op string, mode uint32) error {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	ik := it.key()
+	r.beginDealloc(ik)
 	rep, err := keyed(r, it, op, func(k []byte) (*pb.Reply, error) {
 		return r.cl.ChangeItemPermissions(ctx, &pb.ChangeItemPermissionsRequest{Key: k, Mode: mode})
 	})
 	if fe := famError(err); fe != nil {
-		return fe
+		err = fe
+	} else {
+		err = r.reply(op, rep, err)
 	}
-	return r.reply(op, rep, err)
+	if err == nil {
+		it.f.renewHandles(it, op)
+	}
+	for _, k := range r.endDealloc(ik) {
+		it.f.keyRevoked(k)
+	}
+	return err
 }
 
 func (r *remote) mapItem(it *Item, op string, v *itemView) (m, b []byte, err error) {
@@ -875,7 +896,7 @@ func (r *remote) lostVolatile() []string { return nil }
 // handles stay. A handle that lost all access keeps no rights.
 func (f *Fam) keyRevoked(key transport.Key) {
 	f.mu.Lock()
-	it := f.keys[key]
+	it := f.keys.get(key)
 	f.mu.Unlock()
 	if it == nil {
 		return // closed, renewed or released already
