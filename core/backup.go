@@ -277,7 +277,16 @@ func (f *Fam) ListBackups(prefix string) (string, error) {
 
 // placed reports whether the view's item lives on memory servers (this
 // instance keeping its catalogue).
-func (v *itemView) placed() bool { return v.rs != nil && Placed(v.rs.rec) }
+// The record is read under the region's lock, which a region-level chmod
+// takes to replace it.
+func (v *itemView) placed() bool {
+	if v.rs == nil {
+		return false
+	}
+	v.rs.mu.Lock()
+	defer v.rs.mu.Unlock()
+	return Placed(v.rs.rec)
+}
 
 // contents reads the whole item: its mapping, or, for an item on memory
 // servers, its bytes fetched through the Placer chunk by chunk.

@@ -76,12 +76,17 @@ type Placement struct {
 // is not placed on memory servers or the handle is not usable.
 func (it *Item) Placement() (p Placement, ok bool) {
 	v, err := it.use("fam_placement", 0)
-	if err != nil || v.rs == nil || !Placed(v.rs.rec) {
+	if err != nil || v.rs == nil {
 		return Placement{}, false
 	}
+	// The record is read under the region's lock: a region-level chmod
+	// replaces it (its servers never change, its mode does).
 	v.rs.mu.Lock()
 	rec := v.rs.rec
 	v.rs.mu.Unlock()
+	if !Placed(rec) {
+		return Placement{}, false
+	}
 	return Placement{Region: rec, Offset: it.g.Offset, Size: v.size, Rights: v.rights}, true
 }
 

@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,16 +21,6 @@ import (
 // quickly; larger writes (bulk transfers) go through net.Conn, whose
 // scheduler bookkeeping costs nothing next to the copy.
 const maxRawWrite = 64 << 10
-
-// rawRead is read(2) on fd as a raw system call; p is not empty and fd
-// is non-blocking (a RawConn callback's descriptor).
-func rawRead(fd uintptr, p []byte) (int, error) {
-	n, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
 
 // rawWriter writes a connection's small frames with raw send(2) calls
 // through its RawConn, so that deadlines and the descriptor's lifetime
@@ -89,8 +78,7 @@ func (w *rawWriter) Write(p []byte) (int, error) {
 // about SIGPIPE.
 func (w *rawWriter) write(fd uintptr) bool {
 	for w.n < len(w.p) {
-		m, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&w.p[w.n])), uintptr(len(w.p)-w.n),
-			unix.MSG_NOSIGNAL, 0, 0)
+		m, e := rawSend(fd, w.p[w.n:])
 		switch e {
 		case 0:
 			if m == 0 {
