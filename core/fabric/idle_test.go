@@ -44,8 +44,12 @@ func TestIdleCPU(t *testing.T) {
 		used := float64(cpuTicks(t)-before) / 100 // USER_HZ is 100 on Linux
 		pct := 100 * used / time.Since(start).Seconds()
 		t.Logf("provider %s: idle endpoint pair used %.2f s CPU in %d s: %.2f%% of a core", prov, used, secs, pct)
-		if pct >= 5 {
-			t.Fatalf("provider %s: idle CPU %.2f%%, want < 5%%", prov, pct)
+		limit := 5.0
+		if raceOn {
+			limit = 12 // shm measured 3-6% under -race on a busy 2-core host
+		}
+		if pct >= limit {
+			t.Fatalf("provider %s: idle CPU %.2f%%, want < %.0f%%", prov, pct, limit)
 		}
 	})
 }

@@ -63,6 +63,9 @@ func TestProgressBlocksAfterWork(t *testing.T) {
 // cores (a preemption while polling shortens the windows) is reported as
 // a skip with the figures.
 func TestProgressPollsInStream(t *testing.T) {
+	// slowGet: a get slower than this on average leaves the server's
+	// polling window (20-200 us) no request to catch.
+	const slowGet = 100 * time.Microsecond
 	const prov, n = "tcp;ofi_rxm", 2000
 	pr := openPair(t, prov, Options{})
 	if pr.srv.waitFD < 0 {
@@ -87,12 +90,19 @@ func TestProgressPollsInStream(t *testing.T) {
 			continue
 		}
 		t.Logf("round %d: %d gets in %v (%v each), server blocked %d times, client parked %d", round, n, took, took/n, blocks, parks)
+		if took/n > slowGet {
+			// Requests further apart than the polling windows (at most
+			// 200 us) let the server block between them by design: a
+			// host this slow (both cores busy, the race detector) shows
+			// nothing about polling.
+			continue
+		}
 		if blocks > n/4 {
 			t.Fatalf("the server's progress goroutine blocked %d times in %d gets with nothing preempted, want at most %d: it does not poll between requests", blocks, n, n/4)
 		}
 		return
 	}
-	t.Skipf("SKIP: every round had a poller preempted (host too busy to measure polling); last: server blocked %d times, client parked %d in %d gets", blocks, parks, n)
+	t.Skipf("SKIP: every round had a poller preempted or took over %v a get (host too busy to measure polling); last: server blocked %d times, client parked %d in %d gets", slowGet, blocks, parks, n)
 }
 
 // TestHostCrowded: a poller's gap counts as a preemption by its CPU
