@@ -31,7 +31,6 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ -n "$bindir" ] || bindir=$root/build/bin
 command -v perf >/dev/null || { echo "rtt-syscalls: needs perf" >&2; exit 1; }
-export LD_LIBRARY_PATH="$bindir/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 work=$(mktemp -d)
 famd=""
 cleanup() {
@@ -40,69 +39,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The client: N operations of one kind on an item of a volatile region.
-cat > "$work/oploop.c" <<'EOF'
-#include <openfam.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-    if (argc != 3)
-        return 2;
-    const char *op = argv[1];
-    long n = atol(argv[2]);
-    if (fam_initialize("rtt-syscalls", NULL) != 0)
-        return 1;
-    char rname[64];
-    snprintf(rname, sizeof rname, "rtt-syscalls-%ld", (long)getpid());
-    fam_region_attr_t attr = {FAM_REDUNDANCY_NONE, FAM_MEMORY_VOLATILE, FAM_INTERLEAVE_DEFAULT,
-                              FAM_PERMISSION_DEFAULT};
-    fam_region_t *r = fam_create_region(rname, 1 << 20, 0600, &attr);
-    fam_desc_t *d = r ? fam_allocate("x", 4096, 0600, r) : NULL;
-    if (d == NULL)
-        return 1;
-    static uint8_t buf[256];
-    int64_t old;
-    for (long i = 0; i < n; i++) {
-        int rc;
-        if (!strcmp(op, "get8"))
-            rc = fam_get_blocking(buf, d, (i & 7) * 8, 8);
-        else if (!strcmp(op, "put8"))
-            rc = fam_put_blocking(buf, d, (i & 7) * 8, 8);
-        else if (!strcmp(op, "get256"))
-            rc = fam_get_blocking(buf, d, 256, 256);
-        else if (!strcmp(op, "put256"))
-            rc = fam_put_blocking(buf, d, 256, 256);
-        else if (!strcmp(op, "fadd"))
-            rc = fam_fetch_add_int64(d, 1024, 1, &old);
-        else if (!strcmp(op, "addq"))
-            rc = fam_add_int64(d, 1024, 1) || fam_quiet();
-        else
-            return 2;
-        if (rc)
-            return 1;
-    }
-    fam_deallocate(d);
-    fam_destroy_region(r);
-    fam_finalize("rtt-syscalls");
-    return 0;
-}
-EOF
-cc -O2 -I"$root/include" -o "$work/oploop" "$work/oploop.c" -L"$bindir/../lib" -lopenfam
-
-head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"; chmod 600 "$work/token"
-# shellcheck disable=SC2086
-"$bindir/famd" --listen tcp://127.0.0.1:0 --socket "$work/famd.sock" --token-file "$work/token" \
-  --tcp-identity "$(id -u):$(id -g)" --data-dir "$work/data" --shm-dir "$work/shm" $famd_args \
-  >"$work/famd.log" 2>&1 &
-famd=$!
-for _ in $(seq 200); do grep -q serving "$work/famd.log" 2>/dev/null && break; sleep 0.05; done
-port=$(grep -o 'tcp://127.0.0.1:[0-9]*' "$work/famd.log" | head -1 | sed 's/.*://')
-[ -n "$port" ] || { echo "rtt-syscalls: famd did not start:"; cat "$work/famd.log"; exit 1; }
-export OPENFAM_TOKEN_FILE="$work/token" OPENFAM_SERVER=127.0.0.1:$port
+prog=rtt-syscalls
+# The client (tests/rtt/oploop.c) and one famd on loopback for it.
+. "$root/tests/rtt/famd.sh"
 
 ev=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_sendto,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom
 ev=$ev,syscalls:sys_enter_sched_yield,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_futex
