@@ -18,7 +18,9 @@
 #   tests/raid-bench.sh BINDIR RAIDBENCH [ROUNDS] [REBUILD_MIB]
 #   (RAIDBENCH_REBUILD_WAIT: seconds a rebuild may take, default 1800;
 #   RAIDBENCH_OPS_ONLY=1: part 1 alone; RAIDBENCH_FAMD_ARGS: more flags for
-#   the memory famds, e.g. --spin 0)
+#   the memory famds, e.g. --spin 0; RAIDBENCH_CMD: a shell command run
+#   instead of the parts, with the servers up, OPENFAM_* set for it and
+#   RAIDBENCH_PIDS naming the memory famds, e.g. tests/raid/raidtrace.sh)
 #
 # Part 1 prints the CPU time per operation beside the wall time: that of
 # raidbench and the three memory famds together (RAIDBENCH_PIDS). A RAID1
@@ -119,6 +121,11 @@ time_rebuild() {
   printf 'raid-bench: memory famd %s (server %s) rebuilt %.1f s after its restart%s\n' "$1" "$id" \
     "$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN{print a-b}')" "${last:+ (last progress seen: $(jq -c '{rebuild_done, rebuild_total}' <<<"$last"))}"
 }
+
+if [ -n "${RAIDBENCH_CMD:-}" ]; then
+  RAIDBENCH_PIDS="${mpid[1]} ${mpid[2]} ${mpid[3]}" bash -c "$RAIDBENCH_CMD"
+  exit
+fi
 
 say "== 1. NONE vs RAID1 vs RAID5 on the same servers"
 RAIDBENCH_PIDS="${mpid[1]} ${mpid[2]} ${mpid[3]}" "$bench" ops "$rounds" | sed 's/^/raid-bench: /'
