@@ -179,13 +179,34 @@ func (p *redundantPlane) run(off uint64, buf []byte, fn func(pc stripe.Piece, b 
 	return nil
 }
 
+// onePiece returns the piece of [off, off+n) when it is a single one.
+// Small operations are: they take this path, which allocates nothing
+// (run's closures and piece list are heap allocations).
+func (p *redundantPlane) onePiece(off, n uint64) (stripe.Piece, bool) {
+	var first stripe.Piece
+	k := 0
+	p.pieces(off, n, func(pc stripe.Piece) {
+		if k == 0 {
+			first = pc
+		}
+		k++
+	})
+	return first, k == 1
+}
+
 // Get implements DataPlane.
 func (p *redundantPlane) Get(key transport.Key, off uint64, dst []byte) error {
+	if pc, ok := p.onePiece(off, uint64(len(dst))); ok {
+		return p.getPiece(key, pc, dst[pc.Buf:pc.Buf+pc.Len])
+	}
 	return p.run(off, dst, func(pc stripe.Piece, b []byte) error { return p.getPiece(key, pc, b) })
 }
 
 // Put implements DataPlane.
 func (p *redundantPlane) Put(key transport.Key, off uint64, src []byte) error {
+	if pc, ok := p.onePiece(off, uint64(len(src))); ok {
+		return p.putPiece(key, pc, src[pc.Buf:pc.Buf+pc.Len])
+	}
 	return p.run(off, src, func(pc stripe.Piece, b []byte) error { return p.putPiece(key, pc, b) })
 }
 
@@ -307,18 +328,18 @@ func (p *redundantPlane) putPiece(key transport.Key, pc stripe.Piece, b []byte) 
 	}
 	// Both copies at once: both frames are written before either reply
 	// is awaited, and this goroutine then reads the two replies itself
-	// (PutNow), the second usually already there. A goroutine per copy
+	// (PutSend), the second usually already there. A goroutine per copy
 	// cost a spawn and two more wake-ups per put, more than the copies'
 	// overlap saved on a small put.
-	var calls [2]*transport.Call
+	var sent [2]transport.Sent
 	for t := range rs {
 		if rs[t].c != nil && rs[t].err == nil {
-			calls[t] = rs[t].c.PutNow(rs[t].k, pc.Off, b)
+			sent[t] = rs[t].c.PutSend(rs[t].k, pc.Off, b)
 		}
 	}
-	for t, cl := range calls {
-		if cl != nil {
-			rs[t].err = cl.Wait()
+	for t := range sent {
+		if rs[t].c != nil && rs[t].err == nil {
+			rs[t].err = sent[t].Wait()
 		}
 	}
 	ok := 0

@@ -12,15 +12,20 @@
 
 RAIDPE    := $(BUILD)/raid/raidpe
 RAIDBENCH := $(BUILD)/raid/raidbench
+RAIDTRACE := $(BUILD)/raid/raidtrace
 RAID_LOG  := $(BUILD)/raid-features.log
 
-.PHONY: test-raid test-raid-features raid-bench
+.PHONY: test-raid test-raid-features raid-bench raid-trace
 
 $(RAIDPE): tests/raid/raidpe.c include/openfam.h $(wildcard $(LIB)) | lib
 	@mkdir -p $(@D)
 	$(CC) $(APP_CFLAGS) -o $@ $< $(APP_LDFLAGS)
 
 $(RAIDBENCH): tests/raid/raidbench.c include/openfam.h $(wildcard $(LIB)) | lib
+	@mkdir -p $(@D)
+	$(CC) $(APP_CFLAGS) -o $@ $< $(APP_LDFLAGS)
+
+$(RAIDTRACE): tests/raid/raidtrace.c include/openfam.h $(wildcard $(LIB)) | lib
 	@mkdir -p $(@D)
 	$(CC) $(APP_CFLAGS) -o $@ $< $(APP_LDFLAGS)
 
@@ -50,6 +55,9 @@ test-raid-features: famd famctl ## the @redundancy scenarios alone, both backend
 
 raid-bench: $(RAIDBENCH) famd famctl ## RAID1/RAID5 against NONE: put/get/fetch_add, RAID5 and degraded-read bandwidth, 1 GiB rebuild
 	tests/raid-bench.sh $(BINDIR) $(RAIDBENCH)
+
+raid-trace: $(RAIDTRACE) $(RAIDBENCH) famd famctl ## RAID1 vs NONE 256 B puts: wall and CPU per put of client and memory famds, scheduler switches between the two copies' writes (perf, root)
+	RAIDBENCH_CMD="tests/raid/raidtrace.sh $(abspath $(RAIDTRACE))" tests/raid-bench.sh $(BINDIR) $(RAIDBENCH)
 
 TEST_TARGETS += test-raid
 DEPS_APT     += jq iproute2

@@ -16,7 +16,17 @@
 #     it up again), with famctl's rebuild byte counts when it gives them.
 #
 #   tests/raid-bench.sh BINDIR RAIDBENCH [ROUNDS] [REBUILD_MIB]
-#   (RAIDBENCH_REBUILD_WAIT: seconds a rebuild may take, default 1800)
+#   (RAIDBENCH_REBUILD_WAIT: seconds a rebuild may take, default 1800;
+#   RAIDBENCH_OPS_ONLY=1: part 1 alone; RAIDBENCH_FAMD_ARGS: more flags for
+#   the memory famds, e.g. --spin 0; RAIDBENCH_CMD: a shell command run
+#   instead of the parts, with the servers up, OPENFAM_* set for it and
+#   RAIDBENCH_PIDS naming the memory famds, e.g. tests/raid/raidtrace.sh)
+#
+# Part 1 prints the CPU time per operation beside the wall time: that of
+# raidbench and the three memory famds together (RAIDBENCH_PIDS). A RAID1
+# write is twice the servers' work of a NONE one; where the host has fewer
+# free cores than busy processes that work, not the protocol, sets the
+# wall time.
 set -euo pipefail
 bindir=$(cd "$1" && pwd) bench=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 rounds=${3:-9} rebuild_mib=${4:-1024}
@@ -64,14 +74,14 @@ start_mem() {
 for k in 1 2 3; do
   margs_arr=("$bindir/famd" --role memory --join "unix:$work/meta.sock" --listen tcp://127.0.0.1:0
     --token-file "$work/token" --server-token-file "$work/server-token" --socket "$work/mem$k.data.sock"
-    --data-dir "$work/mem$k" --shm-dir "$shm/mem$k")
+    --data-dir "$work/mem$k" --shm-dir "$shm/mem$k" ${RAIDBENCH_FAMD_ARGS:-})
   start_mem "$k"
   ctl=$(sed -n 's/.*control gRPC on tcp:\/\/\([^,]*\),.*/\1/p' "$lastlog")
   data=$(sed -n 's/.*data plane tcp:\/\/\([^ ]*\) .*/\1/p' "$lastlog")
   # The restart command: same data directory, ports and socket.
   margs[$k]=$(printf '%q ' "$bindir/famd" --role memory --join "unix:$work/meta.sock" --listen "tcp://$ctl" \
     --data-listen "$data" --token-file "$work/token" --server-token-file "$work/server-token" \
-    --socket "$work/mem$k.data.sock" --data-dir "$work/mem$k" --shm-dir "$shm/mem$k")
+    --socket "$work/mem$k.data.sock" --data-dir "$work/mem$k" --shm-dir "$shm/mem$k" ${RAIDBENCH_FAMD_ARGS:-})
 done
 export OPENFAM_SERVER="unix:$work/meta.sock" OPENFAM_TOKEN_FILE="$work/token" OPENFAM_TIMEOUT=60s
 say "metadata famd and 3 memory famds (servers ${mid[1]}, ${mid[2]}, ${mid[3]}); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -112,8 +122,15 @@ time_rebuild() {
     "$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN{print a-b}')" "${last:+ (last progress seen: $(jq -c '{rebuild_done, rebuild_total}' <<<"$last"))}"
 }
 
+if [ -n "${RAIDBENCH_CMD:-}" ]; then
+  RAIDBENCH_PIDS="${mpid[1]} ${mpid[2]} ${mpid[3]}" bash -c "$RAIDBENCH_CMD"
+  exit
+fi
+
 say "== 1. NONE vs RAID1 vs RAID5 on the same servers"
-"$bench" ops "$rounds" | sed 's/^/raid-bench: /'
+RAIDBENCH_PIDS="${mpid[1]} ${mpid[2]} ${mpid[3]}" "$bench" ops "$rounds" | sed 's/^/raid-bench: /'
+say "load after part 1: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "${RAIDBENCH_OPS_ONLY:-}" = 1 ] && exit 0
 
 say "== 2. RAID5: put bandwidth, healthy and degraded reads, rebuild"
 "$bench" fill r5 raid5 256 | sed 's/^/raid-bench: /'

@@ -166,10 +166,31 @@ func TestSmallCallsAllocateNothing(t *testing.T) {
 	key := mem.add(0, 4096, RightRead|RightWrite)
 	s := NewServer(mem, ServerOptions{Spin: time.Second, MaxSpinners: 1})
 	c := dial(t, "tcp", serve(t, s, "tcp"), ClientOptions{Conns: 1, Spin: time.Second})
+	// Two more servers for RAID1's two-copy put (PutSend to each, then
+	// Wait on each; with PutNow it made two allocations a put). They do
+	// not poll for requests: with the client polling for one's reply, a
+	// server polling in this process would hold the other processor of
+	// two that the second server needs (Go's scheduler does not see an
+	// OS-level yield), for up to a preemption tick a put.
+	twoCopy := [2]*Client{}
+	twoKey := [2]Key{}
+	for i := range twoCopy {
+		m := newFileMem(t, t.TempDir(), 1<<20)
+		twoKey[i] = m.add(0, 4096, RightRead|RightWrite)
+		twoCopy[i] = dial(t, "tcp", serve(t, NewServer(m, ServerOptions{}), "tcp"), ClientOptions{Conns: 1, Spin: time.Second})
+	}
 	buf := make([]byte, 8)
 	for name, fn := range map[string]func() error{
 		"get": func() error { return c.Get(key, 0, buf) },
 		"put": func() error { return c.Put(key, 0, buf) },
+		"two-copy put": func() error {
+			a, b := twoCopy[0].PutSend(twoKey[0], 0, buf), twoCopy[1].PutSend(twoKey[1], 0, buf)
+			errA, errB := a.Wait(), b.Wait()
+			if errA != nil {
+				return errA
+			}
+			return errB
+		},
 		"fetch_add": func() error {
 			_, err := c.Atomic(key, 64, amo.Int64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true)
 			return err

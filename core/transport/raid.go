@@ -100,17 +100,15 @@ func statusError(status uint32, msg string) error {
 // when it has the reply's length, else in a new buffer).
 func (c *Client) Raid(sub uint64, key Key, a1, a2, a3 uint64, payload, dst []byte) ([]byte, error) {
 	h := wire.Header{Op: wire.OpRaid, Key: key, Arg: [4]uint64{sub, a1, a2, a3}}
-	r := &req{op: wire.OpRaid, dst: dst}
-	var err error
-	if len(payload) > 0 {
-		err = c.one(h, r, payload)
-	} else {
-		err = c.one(h, r)
-	}
+	// A pooled request, as the blocking calls of the data path use:
+	// RAID1 atomics and the servers' forwards make one per operation.
+	r, err := c.call(h, wire.OpRaid, dst, payload)
+	out := r.dst
+	r.put()
 	if err != nil {
 		return nil, err
 	}
-	return r.dst, nil
+	return out, nil
 }
 
 // PutNow writes a put's frame(s) at once and returns its Call, which the
@@ -120,6 +118,50 @@ func (c *Client) Raid(sub uint64, key Key, a1, a2, a3 uint64, payload, dst []byt
 // for overlap without a goroutine each (RAID1 writes its two copies so).
 // Errors as Put.
 func (c *Client) PutNow(key Key, off uint64, src []byte) *Call { return c.put(key, off, src, true) }
+
+// Sent is a put that PutSend has written and that its caller must wait
+// for, once, with Wait.
+type Sent struct {
+	r  *req  // a one-frame put's request, from the pool Put uses
+	cl *Call // a chunked put's call
+}
+
+// PutSend is PutNow without an allocation for a put of one frame (up to
+// the chunk size): its request comes from the pool of the blocking calls
+// and goes back to it in Wait. A RAID1 put of a small piece makes one
+// per copy. Errors (from Wait) as Put.
+func (c *Client) PutSend(key Key, off uint64, src []byte) Sent {
+	n := len(src)
+	if n == 0 || n > c.opts.ChunkSize {
+		return Sent{cl: c.put(key, off, src, true)}
+	}
+	h := wire.Header{Op: wire.OpPut, Key: key, Arg: [4]uint64{off, uint64(n)}}
+	r := reqs.Get().(*req)
+	r.op = wire.OpPut
+	cc, err := c.syncConn()
+	if err != nil {
+		r.finish(err)
+		return Sent{r: r}
+	}
+	r.pay[0] = src
+	cc.send(h, r, waitNow, r.pay[:]...)
+	return Sent{r: r}
+}
+
+// Wait blocks until the put has been answered, failed or timed out, as
+// Call.Wait does, and returns its error. It must be called exactly once:
+// a one-frame put's request goes back to the pool.
+func (s Sent) Wait() error {
+	if s.cl != nil {
+		return s.cl.Wait()
+	}
+	if s.r == nil {
+		return nil
+	}
+	err := s.r.wait()
+	s.r.put()
+	return err
+}
 
 // completeRaid reads an OpRaid reply's payload.
 func (cc *cconn) completeRaid(h wire.Header, r *req) error {

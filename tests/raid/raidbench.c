@@ -70,10 +70,47 @@ enum { PUT_S, PUT_L, GET_S, GET_L, FADD, NOPS };
 static const char *opname[NOPS] = {"put 256 B", "put 4 MiB", "get 256 B", "get 4 MiB", "fetch_add"};
 static const int opiters[NOPS] = {4000, 32, 4000, 32, 4000};
 
-/* measure runs op iters times on d and returns seconds per call. */
-static double measure(int op, fam_desc_t *d, unsigned char *buf)
+/* The processes whose CPU time is counted with this one's
+ * (RAIDBENCH_PIDS: the memory famds), read through their CPU-time clocks. */
+static clockid_t cpuclk[16];
+static int ncpuclk;
+
+static void cpu_clocks(void)
+{
+    const char *s = getenv("RAIDBENCH_PIDS");
+    char *end;
+    clockid_t c;
+    if (clock_getcpuclockid(0, &c) == 0)
+        cpuclk[ncpuclk++] = c;
+    while (s && *s && ncpuclk < 16) {
+        long pid = strtol(s, &end, 10);
+        if (end == s)
+            break;
+        s = end;
+        if (pid > 0 && clock_getcpuclockid((pid_t)pid, &c) == 0)
+            cpuclk[ncpuclk++] = c;
+        else
+            fprintf(stderr, "raidbench: no CPU clock for process %ld: not counted\n", pid);
+    }
+}
+
+/* cpu_now is the CPU time of this process and RAIDBENCH_PIDS's, in seconds. */
+static double cpu_now(void)
+{
+    double sum = 0;
+    struct timespec t;
+    for (int i = 0; i < ncpuclk; i++)
+        if (clock_gettime(cpuclk[i], &t) == 0)
+            sum += t.tv_sec + t.tv_nsec / 1e9;
+    return sum;
+}
+
+/* measure runs op iters times on d and returns seconds per call; *cpu
+ * gets the CPU seconds per call of the processes counted (see cpu_now). */
+static double measure(int op, fam_desc_t *d, unsigned char *buf, double *cpu)
 {
     int n = opiters[op];
+    double c0 = cpu_now();
     double t0 = now();
     for (int i = 0; i < n; i++) {
         int rc = 0;
@@ -100,7 +137,9 @@ static double measure(int op, fam_desc_t *d, unsigned char *buf)
             exit(1);
         }
     }
-    return (now() - t0) / n;
+    double dt = now() - t0;
+    *cpu = (cpu_now() - c0) / n;
+    return dt / n;
 }
 
 static int ops(int rounds)
@@ -122,7 +161,8 @@ static int ops(int rounds)
     if (!buf)
         return 1;
     fill_pattern(buf, 0, BIG);
-    double *t = calloc((size_t)rounds * 3 * NOPS, sizeof *t);
+    double *t = calloc((size_t)rounds * 3 * NOPS, sizeof *t), *ct = calloc((size_t)rounds * 3 * NOPS, sizeof *ct);
+    cpu_clocks();
     for (int l = 0; l < 3; l++) /* warm up: connections, first touch of every page */
         for (int i = 0; i < 8; i++)
             if (fam_put_blocking(buf, d[l], (uint64_t)i * BIG, BIG) != 0)
@@ -130,7 +170,7 @@ static int ops(int rounds)
     for (int k = 0; k < rounds; k++)
         for (int op = 0; op < NOPS; op++)
             for (int l = 0; l < 3; l++)
-                t[(op * 3 + l) * rounds + k] = measure(op, d[l], buf);
+                t[(op * 3 + l) * rounds + k] = measure(op, d[l], buf, &ct[(op * 3 + l) * rounds + k]);
     printf("%-10s %12s %12s %12s %8s %8s\n", "operation", "NONE", "RAID1", "RAID5", "RAID1/x", "RAID5/x");
     double putl[3] = {0, 0, 0};
     for (int op = 0; op < NOPS; op++) {
@@ -154,10 +194,32 @@ static int ops(int rounds)
     }
     printf("(median of %d rounds; 4 MiB put bandwidth: NONE %.0f, RAID1 %.0f, RAID5 %.0f MiB/s)\n", rounds, 4 / putl[0],
            4 / putl[1], 4 / putl[2]);
+    /* CPU time per operation, of this process and the memory famds: the
+     * work the operation costs, which on a host with fewer free cores than
+     * busy processes bounds its wall time from below. */
+    printf("CPU time per operation (this process%s):\n", ncpuclk > 1 ? " and RAIDBENCH_PIDS" : " alone");
+    for (int op = 0; op < NOPS; op++) {
+        double med[3];
+        for (int l = 0; l < 3; l++) {
+            double *s = ct + (op * 3 + l) * rounds;
+            qsort(s, rounds, sizeof *s, cmpd);
+            med[l] = s[rounds / 2];
+        }
+        char cell[3][32];
+        for (int l = 0; l < 3; l++) {
+            if (op == PUT_L || op == GET_L)
+                snprintf(cell[l], sizeof cell[l], "%.2f ms", med[l] * 1e3);
+            else
+                snprintf(cell[l], sizeof cell[l], "%.1f us", med[l] * 1e6);
+        }
+        printf("%-10s %12s %12s %12s %7.2fx %7.2fx\n", opname[op], cell[0], cell[1], cell[2], med[1] / med[0],
+               med[2] / med[0]);
+    }
     for (int l = 0; l < 3; l++)
         if (fam_destroy_region(r[l]) != 0)
             return die("fam_destroy_region");
     free(t);
+    free(ct);
     free(buf);
     return 0;
 }
