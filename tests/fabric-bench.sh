@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Loopback figures of the libfabric data plane (core/fabric, issue 15), in
 # one run beside fi_pingpong: 256-byte get over tcp;ofi_rxm against the
-# pingpong round trip (goal <= 1.1x), 4 MiB get and put (goal >= 4 GB/s),
+# pingpong round trip (goal <= 1.1x), 4 MiB get and put (goal >= 4 GB/s)
+# against fi_pingpong's 4 MiB rate and against the same transfers over one
+# plain TCP connection without libfabric (the kernel's ceiling here), and
+# over two endpoint pairs at once (what several connections could give),
 # fetch_add against the 256-byte get (goal <= 1.1x), the shm provider's
 # 8-byte get, and the idle CPU of an open endpoint pair over 10 s.
 # Needs libfabric1 and libfabric-bin (fi_pingpong); says SKIP otherwise.
@@ -33,7 +36,10 @@ pp() {
 		if timeout 300 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" 127.0.0.1 >"$out" 2>&1; then
 			wait "$spid" || true
 			spid=
-			awk -v s="$size" '$1 == s { print $7 }' "$out" | tail -1
+			# usec/xfer ($7), or MB/sec ($6) where PP_COL says so, of
+			# the data line: its #ack column reads "=200" (the sizes
+			# and counts read "4m", "20k").
+			awk -v c="${PP_COL:-7}" '$3 ~ /^=/ { print $c }' "$out" | tail -1
 			return
 		fi
 		sleep 0.2
@@ -45,10 +51,13 @@ pp() {
 echo "== fi_pingpong -p \"tcp;ofi_rxm\" -e rdm -S 256 -I 20000 (server + client on 127.0.0.1)"
 oneway=$(pp "tcp;ofi_rxm" 256 20000)
 echo "   ${oneway} us per transfer one way"
+echo "== fi_pingpong -p \"tcp;ofi_rxm\" -e rdm -S 4194304 -I 200"
+ppbw=$(PP_COL=6 pp "tcp;ofi_rxm" 4194304 200)
+echo "   ${ppbw} MB/s"
 
 echo "== go test -bench (core/fabric, -benchtime $benchtime)"
 go test -c -o "$tmp/fabric.test" ./core/fabric/
-"$tmp/fabric.test" -test.run '^$' -test.bench 'Get256|Get8|Get4M|Put4M|FetchAdd' \
+"$tmp/fabric.test" -test.run '^$' -test.bench 'Get256|Get8|Get4M|Put4M|TCPGet4M|TCPPut4M|FetchAdd' \
 	-test.benchtime "$benchtime" 2>&1 | grep -E '^Benchmark|SKIP' | tee "$tmp/bench"
 # The same 256 B get with the progress goroutines never polling after work
 # (Options.ProgressSpin < 0: they block at once, as before issue 15's
@@ -69,6 +78,13 @@ awk -v get="$(ns 'BenchmarkGet256/tcp;ofi_rxm')" -v pp="$oneway" 'BEGIN {
 awk -v get="$(ns 'BenchmarkGet256block/tcp;ofi_rxm')" -v pp="$oneway" 'BEGIN {
 	if (get == "" || pp == "") exit
 	printf "  with the progress goroutines blocking at once (ProgressSpin < 0): %.1f us: %.2fx\n", get/1000, get/1000/(2*pp) }'
+awk -v g="$(mbs 'BenchmarkGet4M/tcp;ofi_rxm')" -v p="$(mbs 'BenchmarkPut4M/tcp;ofi_rxm')" -v pp="$ppbw" \
+	-v tg="$(mbs 'BenchmarkTCPGet4M')" -v tp="$(mbs 'BenchmarkTCPPut4M')" \
+	-v g2="$(mbs 'BenchmarkGet4MPairs/tcp;ofi_rxm')" -v p2="$(mbs 'BenchmarkPut4MPairs/tcp;ofi_rxm')" 'BEGIN {
+	if (g == "" || pp == "") { print "4 MiB over tcp;ofi_rxm against fi_pingpong: missing"; exit }
+	printf "4 MiB over tcp;ofi_rxm against fi_pingpong'"'"'s %.2f GB/s: get %.2fx, put %.2fx\n", pp/1000, g/pp, p/pp
+	if (tg != "") printf "  plain TCP on loopback (one connection, no libfabric): get %.2f GB/s, put %.2f GB/s: the fabric has %.2fx, %.2fx of it\n", tg/1000, tp/1000, g/tg, p/tp
+	if (g2 != "") printf "  split over two endpoint pairs at once: get %.2f GB/s, put %.2f GB/s\n", g2/1000, p2/1000 }'
 for prov in "tcp;ofi_rxm" sockets shm; do
 	awk -v prov="$prov" -v g="$(mbs "BenchmarkGet4M/$prov")" -v p="$(mbs "BenchmarkPut4M/$prov")" 'BEGIN {
 		if (g == "") { printf "4 MiB over %s: not measured (provider absent)\n", prov; exit }
