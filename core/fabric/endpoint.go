@@ -54,6 +54,7 @@ type op struct {
 	timer    atomic.Pointer[time.Timer] // fails the op at its deadline
 	released atomic.Bool
 	watch    *watched // set where refusals are silent (recover.go)
+	bell     *bell    // the target's doorbell, rung after each post (bell.go)
 }
 
 // fail records err as the op's error unless one is recorded.
@@ -141,6 +142,13 @@ type endpointState struct {
 	cqFids   *[1]uintptr   // the CQ, as fi_trywait takes it
 	blocks   atomic.Int64  // times the progress goroutine blocked on the wait fd (benchmarks)
 	parks    atomic.Int64  // times a caller parked with its op in flight (benchmarks)
+
+	// Doorbells (bell.go): the endpoint's own, where its progress polls
+	// (nil elsewhere, or where it could not be made), and its peers',
+	// by address, mapped until Close.
+	bell      *bell
+	peerBells map[string]*bell
+	sleeps    atomic.Int64 // times the polling progress goroutine slept on its doorbell (tests)
 }
 
 // exposure is one key's memory registration on a server endpoint.
@@ -203,8 +211,17 @@ func open(prov string, opts Options) (*Endpoint, error) {
 	}
 	e.stop, e.gone = make(chan struct{}), make(chan struct{})
 	e.kick = make(chan struct{}, 1)
+	if e.pollOnly {
+		b, err := createBell(e.addr)
+		if err != nil {
+			// Without one the progress goroutine polls with a backoff.
+			e.logf("fabric: %s: no doorbell (%v): an idle endpoint polls its completion queue with a backoff", prov, err)
+		}
+		e.bell = b
+	}
 	go e.progress()
 	if e.rec.silent = isShm(prov); e.rec.silent {
+		e.rec.kick = make(chan struct{}, 1)
 		go e.watchdog()
 	}
 	e.logf("fabric: %s endpoint open on domain %s, address %x, mr_mode %#x, data progress %s, max message %d, atomics %s",
@@ -522,9 +539,18 @@ func (e *Endpoint) close() error {
 	if !e.pollOnly && e.cq.ops.signal != 0 {
 		callInt(e.cq.ops.signal, uintptr(up(e.cq)))
 	}
+	e.wake() // off its doorbell
 	<-e.gone
 	e.life.Lock()
 	e.teardown()
+	// Rings happen under e.life held for reading: none is under way.
+	e.bell.close()
+	e.mu.Lock()
+	for _, b := range e.peerBells {
+		b.close()
+	}
+	e.peerBells = nil
+	e.mu.Unlock()
 	e.life.Unlock()
 	e.mu.Lock()
 	ops := e.ops
@@ -718,6 +744,7 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 	e.mu.Lock()
 	e.ops[c] = o
 	e.mu.Unlock()
+	e.watchPosted(o)
 	for {
 		e.life.RLock()
 		if e.closed.Load() || e.ep == nil {
@@ -734,6 +761,11 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 			return fmt.Errorf("%w: fabric %s: operation abandoned%w", transport.ErrUnavailable, e.prov, errReset)
 		}
 		rc := f(c)
+		if (rc == 0 || rc == -fiEAGAIN) && o.bell != nil {
+			// The target may sleep on its doorbell (bell.go); a full
+			// queue is also work it has to be awake for.
+			o.bell.ring()
+		}
 		e.life.RUnlock()
 		if rc == 0 {
 			return nil

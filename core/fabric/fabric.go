@@ -185,6 +185,7 @@ type Plane struct {
 	mu     sync.Mutex
 	keys   map[transport.Key]remoteKey
 	closed atomic.Bool
+	bell   *bell // the server's doorbell, nil where it has none (bell.go)
 }
 
 // Plane opens the data plane to the server at fabric address addr,

@@ -140,7 +140,10 @@ const (
 	pollBusy    = 2 * time.Millisecond
 	pollNapMin  = 20 * time.Microsecond
 	pollNapMax  = 2 * time.Millisecond  // in the first second of idleness
-	pollIdleMax = 20 * time.Millisecond // after it
+	pollIdleMax = 20 * time.Millisecond // after it (without a doorbell)
+	// parkAfter is how long an endpoint with a doorbell must have been
+	// idle, with nothing in flight, before it sleeps until rung.
+	parkAfter = 10 * time.Millisecond
 )
 
 // cqWaitFD returns the CQ's wait fd (FI_GETWAIT), or -1 where it has none
@@ -330,10 +333,14 @@ func (e *Endpoint) progressSread() {
 
 // progressPolled polls a CQ without a wait object: continuously for
 // pollBusy after the last completion (or remote operation, where a
-// counter tells), then with sleeps doubling up to pollNapMax, and
-// pollIdleMax after a second of idleness, so an idle endpoint costs 50
-// cheap wake-ups a second (and the first operation after a long idle
-// spell up to pollIdleMax of latency).
+// counter tells), then with sleeps doubling up to pollNapMax. Where the
+// endpoint has a doorbell (bell.go) it sleeps on it, so a ring ends a
+// sleep at once, and once the endpoint has been idle for parkAfter with
+// nothing in flight it sleeps until rung (at most bellSweep): an idle
+// endpoint costs (near) nothing. Without one it sleeps on a timer, up to
+// pollIdleMax after a second of idleness (50 wake-ups a second, and up to
+// pollIdleMax of latency for the first operation after a long idle
+// spell).
 func (e *Endpoint) progressPolled() {
 	last := time.Now()
 	nap := pollNapMin
@@ -341,15 +348,39 @@ func (e *Endpoint) progressPolled() {
 	defer timer.Stop()
 	var served uint64
 	buf := new(cqBuf)
+	work := func() bool { return e.pollInto(buf) || e.cntr != nil && e.remoteOps(&served) }
 	for !e.closed.Load() {
 		e.standAside()
-		if e.pollInto(buf) || e.cntr != nil && e.remoteOps(&served) {
+		if work() {
 			last, nap = time.Now(), pollNapMin
 			continue
 		}
 		idle := time.Since(last)
 		if idle < pollBusy {
 			runtime.Gosched()
+			continue
+		}
+		if b := e.bell; b != nil {
+			d := nap
+			if idle >= parkAfter && !e.inFlight() {
+				d = bellSweep
+			}
+			// Parked, then one more look (see bell.go): work that
+			// came before the mark is found here, work after it rings.
+			b.park()
+			if work() || e.closed.Load() || d == bellSweep && e.inFlight() {
+				b.unpark()
+				last, nap = time.Now(), pollNapMin
+				continue
+			}
+			e.sleeps.Add(1)
+			if b.sleep(d) {
+				// Rung: the first request after idleness is served at
+				// once, and those after it by polling.
+				last, nap = time.Now(), pollNapMin
+				continue
+			}
+			nap = min(2*nap, pollNapMax)
 			continue
 		}
 		timer.Reset(nap)
@@ -365,6 +396,14 @@ func (e *Endpoint) progressPolled() {
 	}
 }
 
+// wake rings the endpoint's own doorbell, where it has one: its progress
+// goroutine, if it sleeps there, takes over operations nobody polls for.
+func (e *Endpoint) wake() {
+	if e.bell != nil {
+		e.bell.ring()
+	}
+}
+
 // monotonic is a monotonic clock reading in nanoseconds.
 func monotonic() int64 { return int64(time.Since(epoch)) }
 
@@ -376,6 +415,9 @@ var epoch = time.Now()
 func (e *Endpoint) wait(o *op) error {
 	if o.fin.Load() || e.opts.Spin <= 0 {
 		e.arm(o)
+		if !o.fin.Load() {
+			e.wake() // where its progress goroutine sleeps on its doorbell (shm)
+		}
 		<-o.done
 		return o.result()
 	}
@@ -414,6 +456,7 @@ func (e *Endpoint) wait(o *op) error {
 		case e.kick <- struct{}{}:
 		default:
 		}
+		e.wake() // where it sleeps on its doorbell (shm)
 	}
 	<-o.done
 	// A moving average of what operations take, which sizes the next
