@@ -53,13 +53,15 @@ const (
 
 	bellSize  = 4096
 	bellMagic = 0x6c6c6562_6d616673 // "sfambell", little-endian
-	// bellSweep bounds one sleep on the bell, so that a peer that cannot
-	// ring is still served (late) and a lost wake-up cannot strand work.
-	bellSweep = time.Second
 
 	futexWait = 0 // FUTEX_WAIT (shared: the word is in a shared mapping)
 	futexWake = 1 // FUTEX_WAKE
 )
+
+// bellSweep bounds one sleep on the bell, so that a peer that cannot ring
+// is still served (late) and a lost wake-up cannot strand work (a variable
+// so that tests can make a lost ring fail).
+var bellSweep = time.Second
 
 // bellDir is where doorbell files live (a variable for tests).
 var bellDir = "/dev/shm"
@@ -74,6 +76,7 @@ type bell struct {
 	word  *atomic.Uint32 // bellAwake or bellParked
 	path  string
 	owner bool
+	woken atomic.Int64 // futex wakes this mapping issued (tests)
 }
 
 // Layout of a doorbell page: the word, then the owner's pid, then a magic.
@@ -168,6 +171,7 @@ func (b *bell) ring() {
 	var fence atomic.Uint32
 	fence.Add(1)
 	if b.word.Load() == bellParked && b.word.CompareAndSwap(bellParked, bellAwake) {
+		b.woken.Add(1)
 		unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(b.word)), futexWake, 1<<30, 0, 0, 0)
 	}
 }

@@ -539,7 +539,9 @@ func (e *Endpoint) close() error {
 	if !e.pollOnly && e.cq.ops.signal != 0 {
 		callInt(e.cq.ops.signal, uintptr(up(e.cq)))
 	}
-	e.wake() // off its doorbell
+	if e.bell != nil {
+		e.bell.ring() // off its doorbell (unmapped below, after it has gone)
+	}
 	<-e.gone
 	e.life.Lock()
 	e.teardown()

@@ -361,14 +361,14 @@ func (e *Endpoint) progressPolled() {
 			continue
 		}
 		if b := e.bell; b != nil {
-			d := nap
+			d, long := nap, false
 			if idle >= parkAfter && !e.inFlight() {
-				d = bellSweep
+				d, long = bellSweep, true
 			}
 			// Parked, then one more look (see bell.go): work that
 			// came before the mark is found here, work after it rings.
 			b.park()
-			if work() || e.closed.Load() || d == bellSweep && e.inFlight() {
+			if work() || e.closed.Load() || long && e.inFlight() {
 				b.unpark()
 				last, nap = time.Now(), pollNapMin
 				continue
@@ -399,9 +399,15 @@ func (e *Endpoint) progressPolled() {
 // wake rings the endpoint's own doorbell, where it has one: its progress
 // goroutine, if it sleeps there, takes over operations nobody polls for.
 func (e *Endpoint) wake() {
-	if e.bell != nil {
+	if e.bell == nil {
+		return
+	}
+	// Close unmaps the bell under e.life held for writing.
+	e.life.RLock()
+	if !e.closed.Load() {
 		e.bell.ring()
 	}
+	e.life.RUnlock()
 }
 
 // monotonic is a monotonic clock reading in nanoseconds.
