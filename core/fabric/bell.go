@@ -161,19 +161,22 @@ func (b *bell) close() {
 	b.mem, b.word = nil, nil
 }
 
-// ring wakes the bell's sleeper, if it sleeps. It follows a post (see the
+// ring wakes the bell's sleeper, if it sleeps, and reports whether it
+// did. It follows a post (see the
 // top of the file): the atomic add is the full barrier between the
 // provider's write of the command and the load of the word (an atomic
 // read-modify-write is one on amd64 and arm64), so a stream pays an
 // uncontended atomic on the stack and a load of a line the sleeper does
 // not write while it works.
-func (b *bell) ring() {
+func (b *bell) ring() bool {
 	var fence atomic.Uint32
 	fence.Add(1)
 	if b.word.Load() == bellParked && b.word.CompareAndSwap(bellParked, bellAwake) {
 		b.woken.Add(1)
 		unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(b.word)), futexWake, 1<<30, 0, 0, 0)
+		return true
 	}
+	return false
 }
 
 // park marks the sleeper parked; the caller must then look for work once

@@ -53,8 +53,9 @@ type op struct {
 	onDone   func(error)
 	timer    atomic.Pointer[time.Timer] // fails the op at its deadline
 	released atomic.Bool
-	watch    *watched // set where refusals are silent (recover.go)
-	bell     *bell    // the target's doorbell, rung after each post (bell.go)
+	watch    *watched    // set where refusals are silent (recover.go)
+	bell     *bell       // the target's doorbell, rung after each post (bell.go)
+	rang     atomic.Bool // a post woke the target from its sleep
 }
 
 // fail records err as the op's error unless one is recorded.
@@ -766,7 +767,9 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 		if (rc == 0 || rc == -fiEAGAIN) && o.bell != nil {
 			// The target may sleep on its doorbell (bell.go); a full
 			// queue is also work it has to be awake for.
-			o.bell.ring()
+			if o.bell.ring() {
+				o.rang.Store(true)
+			}
 		}
 		e.life.RUnlock()
 		if rc == 0 {

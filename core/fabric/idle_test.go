@@ -98,7 +98,7 @@ func TestIdleCPU(t *testing.T) {
 // server's bell issued the wake.
 func TestDoorbellWakesParkedServer(t *testing.T) {
 	sweep := bellSweep
-	bellSweep = time.Hour                  // before the endpoints' goroutines start
+	bellSweep = time.Hour                   // before the endpoints' goroutines start
 	t.Cleanup(func() { bellSweep = sweep }) // after they have stopped
 	pr := openPair(t, "shm", Options{Timeout: 20 * time.Second})
 	if !pr.srv.pollOnly {

@@ -432,6 +432,13 @@ func (e *Endpoint) wait(o *op) error {
 	if t := time.Duration(e.opTime.Load()); 2*t > limit && e.pollDrives() && !e.isCrowded() {
 		limit = min(2*t, maxSpinFactor*e.opts.Spin)
 	}
+	if o.rang.Load() && !e.isCrowded() {
+		// The post woke the target from its doorbell (bell.go): it is
+		// served after a thread wake-up, and parking here would add a
+		// second one (this endpoint's progress goroutine sleeps too),
+		// milliseconds each on a busy host.
+		limit = max(limit, maxSpinFactor*e.opts.Spin)
+	}
 	e.pollers.Add(1)
 	prev := start
 	buf := new(cqBuf)
