@@ -66,7 +66,8 @@ import (
 //     still halved it against parking at once.
 //
 // Where the CQ has no wait fd the progress goroutine polls with a backoff
-// (progressPolled), and where the provider has no fi_trywait it blocks in
+// and sleeps on the endpoint's doorbell once idle (progressPolled,
+// bell.go), and where the provider has no fi_trywait it blocks in
 // fi_cq_sread as before (progressSread), which cannot tell target-side
 // work from idleness and so never polls.
 
@@ -483,7 +484,8 @@ func (e *Endpoint) wait(o *op) error {
 // where the progress goroutine would block: manual progress with a wait
 // fd (tcp;ofi_rxm). Elsewhere the provider's own thread (sockets) or the
 // polling progress goroutine (shm) moves it, and a caller polling longer
-// than Options.Spin would only compete with them for the CPU.
+// than Options.Spin would only compete with them for the CPU (except
+// after waking a target from its doorbell: see wait).
 func (e *Endpoint) pollDrives() bool { return !e.auto && !e.pollOnly }
 
 // standAside keeps the progress goroutine off the CQ while callers poll
