@@ -150,6 +150,7 @@ type endpointState struct {
 	bell      *bell
 	peerBells map[string]*bell
 	sleeps    atomic.Int64 // times the polling progress goroutine slept on its doorbell (tests)
+	postRings atomic.Int64 // posts that woke their target from its doorbell (tests)
 }
 
 // exposure is one key's memory registration on a server endpoint.
@@ -769,6 +770,7 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 			// queue is also work it has to be awake for.
 			if o.bell.ring() {
 				o.rang.Store(true)
+				e.postRings.Add(1)
 			}
 		}
 		e.life.RUnlock()
