@@ -97,8 +97,13 @@ func bellPath(addr []byte) string {
 func createBell(addr []byte) (*bell, error) {
 	sweepBells()
 	path := bellPath(addr)
-	// 0600 like shm's own regions: a peer that may map those may ring.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	// A file of this name is a dead endpoint's (shm's names hold the
+	// process id): a new file, not the old one truncated, so that a peer
+	// still mapping the old one never touches a page cut off under it
+	// (SIGBUS). 0600 like shm's own regions: a peer that may map those may
+	// ring.
+	os.Remove(path)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}
