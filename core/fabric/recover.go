@@ -143,8 +143,12 @@ func (e *Endpoint) watchdog() {
 				e.probe(o)
 			}
 		}
-		if !watched && !e.watchSleep() {
-			return
+		if !watched {
+			t.Stop()
+			if !e.watchSleep() {
+				return
+			}
+			t.Reset(probeEvery)
 		}
 	}
 }
