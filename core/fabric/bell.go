@@ -26,14 +26,20 @@ import (
 //
 // So each shm endpoint owns a doorbell: one word in a page of shared
 // memory (a file under /dev/shm named after the endpoint's fabric
-// address, which is what its peers know of it). Its progress goroutine
-// sleeps in futex(2) on the word, marked parked, and every initiator that
-// posts an operation to it rings the bell (a load of the word, and a
-// futex wake only where it reads parked), so the first operation after
-// idleness is served at a thread wake-up's latency, and a stream, where
-// the target never parks, pays one uncontended atomic and one load per
-// operation. The same bell wakes the goroutine within its own process (a
-// caller that parks, an asynchronous operation, Close).
+// address, which is what its peers know of it). Once idle for parkAfter
+// with nothing of its own in flight, its progress goroutine sleeps in
+// futex(2) on the word, marked parked, and every initiator that posts an
+// operation to it rings the bell (a load of the word, and a futex wake
+// only where it reads parked), so the first operation after idleness is
+// served at a thread wake-up's latency, and a stream, where the target
+// never parks, pays one uncontended atomic and one load per operation.
+// The same bell wakes the goroutine within its own process (a caller that
+// parks, an asynchronous operation, Close). Before parkAfter the
+// goroutine naps on timers as before: a transfer in several steps (shm's
+// SAR protocol, where cross-memory attach is refused or
+// FI_SHM_DISABLE_CMA is set) gives the target nothing it can see as work
+// between steps, and waking it for each (or sleeping in futex(2) for
+// 20 us naps) cost such transfers half their throughput or more here.
 //
 // The ordering that makes a ring never lost: the sleeper publishes parked
 // (a sequentially consistent store) and then reads its CQ once more; the

@@ -147,10 +147,12 @@ type endpointState struct {
 	// Doorbells (bell.go): the endpoint's own, where its progress polls
 	// (nil elsewhere, or where it could not be made), and its peers',
 	// by address, mapped until Close.
-	bell      *bell
-	peerBells map[string]*bell
-	sleeps    atomic.Int64 // times the polling progress goroutine slept on its doorbell (tests)
-	postRings atomic.Int64 // posts that woke their target from its doorbell (tests)
+	bell         *bell
+	peerBells    map[string]*bell
+	sleeps       atomic.Int64 // times the polling progress goroutine slept on its doorbell (tests)
+	postRings    atomic.Int64 // posts that woke their target from its doorbell (tests)
+	lastRing     atomic.Int64 // when ringInFlight last rang (monotonic ns)
+	hasPeerBells atomic.Bool  // peerBells holds one: operations may have targets to ring
 }
 
 // exposure is one key's memory registration on a server endpoint.

@@ -84,6 +84,7 @@ func (e *Endpoint) peerBell(addr []byte) *bell {
 		e.peerBells = map[string]*bell{}
 	}
 	e.peerBells[string(addr)] = b
+	e.hasPeerBells.Store(true)
 	return b
 }
 

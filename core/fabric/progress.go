@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -145,6 +146,9 @@ const (
 	// parkAfter is how long an endpoint with a doorbell must have been
 	// idle, with nothing in flight, before it sleeps until rung.
 	parkAfter = 10 * time.Millisecond
+	// ringEvery is how often a poller rings the targets of operations in
+	// flight (ringInFlight).
+	ringEvery = 100 * time.Microsecond
 )
 
 // cqWaitFD returns the CQ's wait fd (FI_GETWAIT), or -1 where it has none
@@ -334,13 +338,13 @@ func (e *Endpoint) progressSread() {
 
 // progressPolled polls a CQ without a wait object: continuously for
 // pollBusy after the last completion (or remote operation, where a
-// counter tells), then with sleeps doubling up to pollNapMax. Where the
-// endpoint has a doorbell (bell.go) it sleeps on it, so a ring ends a
-// sleep at once, and once the endpoint has been idle for parkAfter with
-// nothing in flight it sleeps until rung (at most bellSweep): an idle
-// endpoint costs (near) nothing. Without one it sleeps on a timer, up to
-// pollIdleMax after a second of idleness (50 wake-ups a second, and up to
-// pollIdleMax of latency for the first operation after a long idle
+// counter tells), then with naps doubling up to pollNapMax. Where the
+// endpoint has a doorbell (bell.go), once it has been idle for parkAfter
+// with nothing of its own in flight it sleeps until rung (at most
+// bellSweep): an idle endpoint costs (near) nothing, and the first
+// operation after idleness rings. Without one the naps grow to
+// pollIdleMax after a second of idleness (50 wake-ups a second, and up
+// to pollIdleMax of latency for the first operation after a long idle
 // spell).
 func (e *Endpoint) progressPolled() {
 	last := time.Now()
@@ -358,35 +362,34 @@ func (e *Endpoint) progressPolled() {
 		}
 		idle := time.Since(last)
 		if idle < pollBusy {
+			e.ringInFlight()
 			runtime.Gosched()
 			continue
 		}
-		if b := e.bell; b != nil {
-			d, long := nap, false
-			if idle >= parkAfter && !e.inFlight() {
-				d, long = bellSweep, true
-			}
+		if b := e.bell; b != nil && idle >= parkAfter && !e.inFlight() {
 			// Parked, then one more look (see bell.go): work that
 			// came before the mark is found here, work after it rings.
 			b.park()
-			if work() || e.closed.Load() || long && e.inFlight() {
+			if work() || e.closed.Load() || e.inFlight() {
 				b.unpark()
 				last, nap = time.Now(), pollNapMin
 				continue
 			}
 			e.sleeps.Add(1)
-			if b.sleep(d) {
+			if b.sleep(bellSweep) {
 				// Rung: the first request after idleness is served at
 				// once, and those after it by polling.
 				last, nap = time.Now(), pollNapMin
-				continue
 			}
-			nap = min(2*nap, pollNapMax)
 			continue
 		}
+		e.ringInFlight()
 		timer.Reset(nap)
 		select {
 		case <-e.stop:
+		case <-e.kick: // a caller parked, or an asynchronous op (wake)
+			nap = pollNapMin
+			continue
 		case <-timer.C:
 		}
 		limit := pollNapMax
@@ -397,11 +400,51 @@ func (e *Endpoint) progressPolled() {
 	}
 }
 
-// wake rings the endpoint's own doorbell, where it has one: its progress
-// goroutine, if it sleeps there, takes over operations nobody polls for.
+// ringInFlight rings, at most every ringEvery, the doorbells of the
+// targets of operations in flight: a target sleeps once it has seen no
+// work for a while, and a transfer in several steps (shm's SAR protocol,
+// taken where the kernel refuses cross-memory attach, or with
+// FI_SHM_DISABLE_CMA) leaves it nothing it can see as work between them,
+// while each step waits for it. A ring on an awake target is a load.
+func (e *Endpoint) ringInFlight() {
+	if !e.hasPeerBells.Load() {
+		return
+	}
+	now := monotonic()
+	if now-e.lastRing.Load() < int64(ringEvery) {
+		return
+	}
+	e.lastRing.Store(now)
+	var bells []*bell
+	e.mu.Lock()
+	for _, o := range e.ops {
+		if o.bell != nil && !slices.Contains(bells, o.bell) {
+			bells = append(bells, o.bell)
+		}
+	}
+	e.mu.Unlock()
+	if len(bells) == 0 {
+		return
+	}
+	e.life.RLock()
+	if !e.closed.Load() {
+		for _, b := range bells {
+			b.ring()
+		}
+	}
+	e.life.RUnlock()
+}
+
+// wake rings the endpoint's own doorbell, where it has one, and kicks its
+// progress goroutine: if it sleeps or naps, it takes over operations
+// nobody polls for at once.
 func (e *Endpoint) wake() {
 	if e.bell == nil {
 		return
+	}
+	select { // where it naps on a timer
+	case e.kick <- struct{}{}:
+	default:
 	}
 	// Close unmaps the bell under e.life held for writing.
 	e.life.RLock()
@@ -453,6 +496,9 @@ func (e *Endpoint) wait(o *op) error {
 			limit = min(limit, e.opts.Spin)
 		}
 		prev = now
+		if o.bell != nil && now.Sub(start) > ringEvery {
+			e.ringInFlight() // a target between the steps of a transfer
+		}
 		if now.Sub(start) > limit {
 			break
 		}
