@@ -97,7 +97,9 @@ type Options struct {
 	// while waiting; an idle endpoint polls nothing); where operations
 	// take longer and the caller's polling drives them (manual progress,
 	// as on tcp;ofi_rxm), it polls for up to twice their recent time, at
-	// most 40 times Spin. 0 means DefaultSpin, negative never.
+	// most 40 times Spin, and for up to 40 times Spin where its post woke
+	// the server's progress from its doorbell (shm after an idle spell).
+	// 0 means DefaultSpin, negative never.
 	Spin time.Duration
 	// ProgressSpin bounds the window for which the progress goroutine
 	// keeps polling the completion queue after the last sign of work
