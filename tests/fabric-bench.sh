@@ -6,7 +6,8 @@
 # plain TCP connection without libfabric (the kernel's ceiling here), and
 # over two endpoint pairs at once (what several connections could give),
 # fetch_add against the 256-byte get (goal <= 1.1x), the shm provider's
-# 8-byte get, and the idle CPU of an open endpoint pair over 10 s.
+# 8-byte get, and the idle CPU of an open endpoint pair over 10 s (in one
+# process, then server and client in two, each measured).
 # Needs libfabric1 and libfabric-bin (fi_pingpong); says SKIP otherwise.
 # BENCHTIME (default 2s) is go test's -benchtime.
 set -euo pipefail
@@ -67,9 +68,9 @@ FABRIC_BENCH_PROGRESS_SPIN=-1ns "$tmp/fabric.test" -test.run '^$' -test.bench 'G
 ns() { awk -v n="$1" '$1 ~ "^"n"-" { print $3 }' "$tmp/bench"; }
 mbs() { awk -v n="$1" '$1 ~ "^"n"-" { print $5 }' "$tmp/bench"; }
 
-echo "== idle CPU of an open server + client endpoint pair, 10 s per provider"
+echo "== idle CPU of an open server + client endpoint pair in one process, then of each in its own process (with the first 8 B get after 200 ms idle), 10 s per provider"
 FABRIC_IDLE_SECONDS=10 "$tmp/fabric.test" -test.run 'TestIdleCPU' -test.v 2>&1 |
-	grep -E 'idle endpoint pair|SKIP|FAIL' | sed 's/^ *//'
+	grep -E 'idle endpoint pair|idle over|SKIP|FAIL' | sed 's/^ *//'
 
 echo "== figures"
 awk -v get="$(ns 'BenchmarkGet256/tcp;ofi_rxm')" -v pp="$oneway" 'BEGIN {

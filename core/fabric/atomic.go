@@ -151,6 +151,7 @@ func (p *Plane) nativeAtomic(rk remoteKey, off uint64, kind amo.Kind, op amo.Op,
 	words[0], words[1], words[2], words[3] = v.Lo, v.Hi, cmp.Lo, cmp.Hi
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 48)
 	o := e.newOp(1, e.opts.Timeout)
+	o.bell = p.bell
 	o.hold(raw)
 	d, err := e.desc(o, raw)
 	if err != nil {

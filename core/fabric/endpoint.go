@@ -53,7 +53,9 @@ type op struct {
 	onDone   func(error)
 	timer    atomic.Pointer[time.Timer] // fails the op at its deadline
 	released atomic.Bool
-	watch    *watched // set where refusals are silent (recover.go)
+	watch    *watched    // set where refusals are silent (recover.go)
+	bell     *bell       // the target's doorbell, rung after each post (bell.go)
+	rang     atomic.Bool // a post woke the target from its sleep
 }
 
 // fail records err as the op's error unless one is recorded.
@@ -141,6 +143,16 @@ type endpointState struct {
 	cqFids   *[1]uintptr   // the CQ, as fi_trywait takes it
 	blocks   atomic.Int64  // times the progress goroutine blocked on the wait fd (benchmarks)
 	parks    atomic.Int64  // times a caller parked with its op in flight (benchmarks)
+
+	// Doorbells (bell.go): the endpoint's own, where its progress polls
+	// (nil elsewhere, or where it could not be made), and its peers',
+	// by address, mapped until Close.
+	bell         *bell
+	peerBells    map[string]*bell
+	sleeps       atomic.Int64 // times the polling progress goroutine slept on its doorbell (tests)
+	postRings    atomic.Int64 // posts that woke their target from its doorbell (tests)
+	lastRing     atomic.Int64 // when ringInFlight last rang (monotonic ns)
+	hasPeerBells atomic.Bool  // peerBells holds one: operations may have targets to ring
 }
 
 // exposure is one key's memory registration on a server endpoint.
@@ -203,8 +215,17 @@ func open(prov string, opts Options) (*Endpoint, error) {
 	}
 	e.stop, e.gone = make(chan struct{}), make(chan struct{})
 	e.kick = make(chan struct{}, 1)
+	if e.pollOnly {
+		b, err := createBell(e.addr)
+		if err != nil {
+			// Without one the progress goroutine polls with a backoff.
+			e.logf("fabric: %s: no doorbell (%v): an idle endpoint polls its completion queue with a backoff", prov, err)
+		}
+		e.bell = b
+	}
 	go e.progress()
 	if e.rec.silent = isShm(prov); e.rec.silent {
+		e.rec.kick = make(chan struct{}, 1)
 		go e.watchdog()
 	}
 	e.logf("fabric: %s endpoint open on domain %s, address %x, mr_mode %#x, data progress %s, max message %d, atomics %s",
@@ -522,9 +543,20 @@ func (e *Endpoint) close() error {
 	if !e.pollOnly && e.cq.ops.signal != 0 {
 		callInt(e.cq.ops.signal, uintptr(up(e.cq)))
 	}
+	if e.bell != nil {
+		e.bell.ring() // off its doorbell (unmapped below, after it has gone)
+	}
 	<-e.gone
 	e.life.Lock()
 	e.teardown()
+	// Rings happen under e.life held for reading: none is under way.
+	e.bell.close()
+	e.mu.Lock()
+	for _, b := range e.peerBells {
+		b.close()
+	}
+	e.peerBells = nil
+	e.mu.Unlock()
 	e.life.Unlock()
 	e.mu.Lock()
 	ops := e.ops
@@ -718,6 +750,7 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 	e.mu.Lock()
 	e.ops[c] = o
 	e.mu.Unlock()
+	e.watchPosted(o)
 	for {
 		e.life.RLock()
 		if e.closed.Load() || e.ep == nil {
@@ -734,6 +767,14 @@ func (e *Endpoint) post(o *op, i int, f func(ctx uintptr) int) error {
 			return fmt.Errorf("%w: fabric %s: operation abandoned%w", transport.ErrUnavailable, e.prov, errReset)
 		}
 		rc := f(c)
+		if (rc == 0 || rc == -fiEAGAIN) && o.bell != nil {
+			// The target may sleep on its doorbell (bell.go); a full
+			// queue is also work it has to be awake for.
+			if o.bell.ring() {
+				o.rang.Store(true)
+				e.postRings.Add(1)
+			}
+		}
 		e.life.RUnlock()
 		if rc == 0 {
 			return nil

@@ -17,8 +17,9 @@
 // the installed headers. Each operation carries a context (struct
 // fi_context2 space) pinned with its buffers until the provider completes
 // it; a progress goroutine polls the CQ for a short adaptive window after
-// work and otherwise blocks on the CQ's wait fd (it polls with a backoff
-// where the CQ has none, as on shm), and a caller waiting for its own
+// work and otherwise blocks on the CQ's wait fd (where the CQ has none, as
+// on shm, it polls with a backoff and, once idle, sleeps on a doorbell in
+// shared memory that initiators ring: bell.go), and a caller waiting for its own
 // operation polls the CQ itself first (see progress.go). Every
 // operation has a deadline (Options.Timeout): past it the caller gets an
 // error wrapping transport.ErrUnavailable, never a hang. A key the fabric
@@ -37,7 +38,8 @@
 //	provider     atomics                         fence  progress             mr_mode    fam_map
 //	sockets      native (every op and type)      yes    auto                 offsets    no
 //	tcp;ofi_rxm  through Control (lacks int128)  no     manual (CQ fd)       offsets    no
-//	shm          through Control (lacks int128)  no     manual (CQ polled)   virt addr  no
+//	shm          through Control (lacks int128)  no     manual (CQ polled,   virt addr  no
+//	                                                    doorbell when idle)
 //
 // Atomics are native only where fi_query_atomic accepts every kind and op
 // of the API: a word updated both over the fabric and through the server's
@@ -95,7 +97,9 @@ type Options struct {
 	// while waiting; an idle endpoint polls nothing); where operations
 	// take longer and the caller's polling drives them (manual progress,
 	// as on tcp;ofi_rxm), it polls for up to twice their recent time, at
-	// most 40 times Spin. 0 means DefaultSpin, negative never.
+	// most 40 times Spin, and for up to 40 times Spin where its post woke
+	// the server's progress from its doorbell (shm after an idle spell).
+	// 0 means DefaultSpin, negative never.
 	Spin time.Duration
 	// ProgressSpin bounds the window for which the progress goroutine
 	// keeps polling the completion queue after the last sign of work
@@ -185,6 +189,7 @@ type Plane struct {
 	mu     sync.Mutex
 	keys   map[transport.Key]remoteKey
 	closed atomic.Bool
+	bell   *bell // the server's doorbell, nil where it has none (bell.go)
 }
 
 // Plane opens the data plane to the server at fabric address addr,

@@ -60,7 +60,32 @@ func (e *Endpoint) plane(addr []byte, ctl Control) (*Plane, error) {
 	if n != 1 {
 		return nil, fmt.Errorf("fabric: %s: fi_av_insert of server address %x failed (%d)", e.prov, addr, n)
 	}
+	if e.pollOnly {
+		p.bell = e.peerBell(a)
+	}
 	return p, nil
+}
+
+// peerBell maps the doorbell of the server at addr (bell.go), once per
+// address for the endpoint's life; nil where the server has none. The
+// caller holds e.life for reading.
+func (e *Endpoint) peerBell(addr []byte) *bell {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b, ok := e.peerBells[string(addr)]; ok && b != nil {
+		return b
+	}
+	b := openBell(addr)
+	if b == nil {
+		e.logf("fabric: %s: the server at %x has no doorbell: it is not rung (it may serve the first operation after an idle spell late)", e.prov, addr)
+		return nil
+	}
+	if e.peerBells == nil {
+		e.peerBells = map[string]*bell{}
+	}
+	e.peerBells[string(addr)] = b
+	e.hasPeerBells.Store(true)
+	return b
 }
 
 // NativeAtomics reports whether atomics go over the fabric (fi_atomic and
@@ -210,6 +235,7 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, ti
 	chunk := e.chunk
 	pieces := int((n + chunk - 1) / chunk)
 	o := e.newOp(pieces, timeout)
+	o.bell = p.bell
 	p.track(o, k, rk)
 	if onDone != nil {
 		// Nobody waits for it: its deadline runs from now.
@@ -231,6 +257,9 @@ func (p *Plane) transfer(k transport.Key, off uint64, buf []byte, write bool, ti
 			e.abandon(o, i, err)
 			break
 		}
+	}
+	if onDone != nil {
+		e.wake() // nobody waits for it: the progress goroutine completes it
 	}
 	return o, rk, nil
 }
@@ -388,6 +417,7 @@ func (p *Plane) indexed(k transport.Key, buf []byte, index []uint64, esize uint6
 	}
 	buf = buf[:n*esize]
 	o := e.newOp(len(index), e.opts.Timeout)
+	o.bell = p.bell
 	p.track(o, k, rk)
 	o.hold(buf)
 	d, err := e.desc(o, buf)

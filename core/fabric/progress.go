@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -66,7 +67,8 @@ import (
 //     still halved it against parking at once.
 //
 // Where the CQ has no wait fd the progress goroutine polls with a backoff
-// (progressPolled), and where the provider has no fi_trywait it blocks in
+// and sleeps on the endpoint's doorbell once idle (progressPolled,
+// bell.go), and where the provider has no fi_trywait it blocks in
 // fi_cq_sread as before (progressSread), which cannot tell target-side
 // work from idleness and so never polls.
 
@@ -140,7 +142,13 @@ const (
 	pollBusy    = 2 * time.Millisecond
 	pollNapMin  = 20 * time.Microsecond
 	pollNapMax  = 2 * time.Millisecond  // in the first second of idleness
-	pollIdleMax = 20 * time.Millisecond // after it
+	pollIdleMax = 20 * time.Millisecond // after it (without a doorbell)
+	// parkAfter is how long an endpoint with a doorbell must have been
+	// idle, with nothing in flight, before it sleeps until rung.
+	parkAfter = 10 * time.Millisecond
+	// ringEvery is how often a poller rings the targets of operations in
+	// flight (ringInFlight).
+	ringEvery = 100 * time.Microsecond
 )
 
 // cqWaitFD returns the CQ's wait fd (FI_GETWAIT), or -1 where it has none
@@ -330,10 +338,14 @@ func (e *Endpoint) progressSread() {
 
 // progressPolled polls a CQ without a wait object: continuously for
 // pollBusy after the last completion (or remote operation, where a
-// counter tells), then with sleeps doubling up to pollNapMax, and
-// pollIdleMax after a second of idleness, so an idle endpoint costs 50
-// cheap wake-ups a second (and the first operation after a long idle
-// spell up to pollIdleMax of latency).
+// counter tells), then with naps doubling up to pollNapMax. Where the
+// endpoint has a doorbell (bell.go), once it has been idle for parkAfter
+// with nothing of its own in flight it sleeps until rung (at most
+// bellSweep): an idle endpoint costs (near) nothing, and the first
+// operation after idleness rings. Without one the naps grow to
+// pollIdleMax after a second of idleness (50 wake-ups a second, and up
+// to pollIdleMax of latency for the first operation after a long idle
+// spell).
 func (e *Endpoint) progressPolled() {
 	last := time.Now()
 	nap := pollNapMin
@@ -341,20 +353,43 @@ func (e *Endpoint) progressPolled() {
 	defer timer.Stop()
 	var served uint64
 	buf := new(cqBuf)
+	work := func() bool { return e.pollInto(buf) || e.cntr != nil && e.remoteOps(&served) }
 	for !e.closed.Load() {
 		e.standAside()
-		if e.pollInto(buf) || e.cntr != nil && e.remoteOps(&served) {
+		if work() {
 			last, nap = time.Now(), pollNapMin
 			continue
 		}
 		idle := time.Since(last)
 		if idle < pollBusy {
+			e.ringInFlight()
 			runtime.Gosched()
 			continue
 		}
+		if b := e.bell; b != nil && idle >= parkAfter && !e.inFlight() {
+			// Parked, then one more look (see bell.go): work that
+			// came before the mark is found here, work after it rings.
+			b.park()
+			if work() || e.closed.Load() || e.inFlight() {
+				b.unpark()
+				last, nap = time.Now(), pollNapMin
+				continue
+			}
+			e.sleeps.Add(1)
+			if b.sleep(bellSweep) {
+				// Rung: the first request after idleness is served at
+				// once, and those after it by polling.
+				last, nap = time.Now(), pollNapMin
+			}
+			continue
+		}
+		e.ringInFlight()
 		timer.Reset(nap)
 		select {
 		case <-e.stop:
+		case <-e.kick: // a caller parked, or an asynchronous op (wake)
+			nap = pollNapMin
+			continue
 		case <-timer.C:
 		}
 		limit := pollNapMax
@@ -363,6 +398,60 @@ func (e *Endpoint) progressPolled() {
 		}
 		nap = min(2*nap, limit)
 	}
+}
+
+// ringInFlight rings, at most every ringEvery, the doorbells of the
+// targets of operations in flight: a target sleeps once it has seen no
+// work for a while, and a transfer in several steps (shm's SAR protocol,
+// taken where the kernel refuses cross-memory attach, or with
+// FI_SHM_DISABLE_CMA) leaves it nothing it can see as work between them,
+// while each step waits for it. A ring on an awake target is a load.
+func (e *Endpoint) ringInFlight() {
+	if !e.hasPeerBells.Load() {
+		return
+	}
+	now := monotonic()
+	if now-e.lastRing.Load() < int64(ringEvery) {
+		return
+	}
+	e.lastRing.Store(now)
+	var bells []*bell
+	e.mu.Lock()
+	for _, o := range e.ops {
+		if o.bell != nil && !slices.Contains(bells, o.bell) {
+			bells = append(bells, o.bell)
+		}
+	}
+	e.mu.Unlock()
+	if len(bells) == 0 {
+		return
+	}
+	e.life.RLock()
+	if !e.closed.Load() {
+		for _, b := range bells {
+			b.ring()
+		}
+	}
+	e.life.RUnlock()
+}
+
+// wake rings the endpoint's own doorbell, where it has one, and kicks its
+// progress goroutine: if it sleeps or naps, it takes over operations
+// nobody polls for at once.
+func (e *Endpoint) wake() {
+	if e.bell == nil {
+		return
+	}
+	select { // where it naps on a timer
+	case e.kick <- struct{}{}:
+	default:
+	}
+	// Close unmaps the bell under e.life held for writing.
+	e.life.RLock()
+	if !e.closed.Load() {
+		e.bell.ring()
+	}
+	e.life.RUnlock()
 }
 
 // monotonic is a monotonic clock reading in nanoseconds.
@@ -376,6 +465,9 @@ var epoch = time.Now()
 func (e *Endpoint) wait(o *op) error {
 	if o.fin.Load() || e.opts.Spin <= 0 {
 		e.arm(o)
+		if !o.fin.Load() {
+			e.wake() // where its progress goroutine sleeps on its doorbell (shm)
+		}
 		<-o.done
 		return o.result()
 	}
@@ -383,6 +475,13 @@ func (e *Endpoint) wait(o *op) error {
 	limit := e.opts.Spin
 	if t := time.Duration(e.opTime.Load()); 2*t > limit && e.pollDrives() && !e.isCrowded() {
 		limit = min(2*t, maxSpinFactor*e.opts.Spin)
+	}
+	if o.rang.Load() && !e.isCrowded() {
+		// The post woke the target from its doorbell (bell.go): it is
+		// served after a thread wake-up, and parking here would add a
+		// second one (this endpoint's progress goroutine sleeps too),
+		// milliseconds each on a busy host.
+		limit = max(limit, maxSpinFactor*e.opts.Spin)
 	}
 	e.pollers.Add(1)
 	prev := start
@@ -397,6 +496,9 @@ func (e *Endpoint) wait(o *op) error {
 			limit = min(limit, e.opts.Spin)
 		}
 		prev = now
+		if o.bell != nil && now.Sub(start) > ringEvery {
+			e.ringInFlight() // a target between the steps of a transfer
+		}
 		if now.Sub(start) > limit {
 			break
 		}
@@ -414,6 +516,7 @@ func (e *Endpoint) wait(o *op) error {
 		case e.kick <- struct{}{}:
 		default:
 		}
+		e.wake() // where it sleeps on its doorbell (shm)
 	}
 	<-o.done
 	// A moving average of what operations take, which sizes the next
@@ -427,7 +530,8 @@ func (e *Endpoint) wait(o *op) error {
 // where the progress goroutine would block: manual progress with a wait
 // fd (tcp;ofi_rxm). Elsewhere the provider's own thread (sockets) or the
 // polling progress goroutine (shm) moves it, and a caller polling longer
-// than Options.Spin would only compete with them for the CPU.
+// than Options.Spin would only compete with them for the CPU (except
+// after waking a target from its doorbell: see wait).
 func (e *Endpoint) pollDrives() bool { return !e.auto && !e.pollOnly }
 
 // standAside keeps the progress goroutine off the CQ while callers poll

@@ -71,6 +71,8 @@ type recovery struct {
 	exposed atomic.Bool // the endpoint has served memory: never reset
 	resetMu sync.Mutex  // one reset at a time
 	resets  atomic.Int64
+	idle    atomic.Bool   // the watchdog sleeps until an op is posted
+	kick    chan struct{} // wakes it (one slot)
 }
 
 // Resets is how many times the endpoint was reset after a refused key or
@@ -88,7 +90,11 @@ func (p *Plane) track(o *op, k transport.Key, rk remoteKey) {
 }
 
 // watchdog looks at the endpoint's operations every probeEvery until the
-// endpoint closes, and probes those due.
+// endpoint closes, and probes those due; while none is watched it sleeps
+// until one is posted (watchPosted), so an idle endpoint costs nothing.
+// It also rings the doorbells of the servers of those in flight (bell.go):
+// one that went to sleep with a request it had not seen as work (a
+// multi-step transfer) is woken within probeEvery.
 func (e *Endpoint) watchdog() {
 	t := time.NewTicker(probeEvery)
 	defer t.Stop()
@@ -100,10 +106,19 @@ func (e *Endpoint) watchdog() {
 		}
 		now := time.Now()
 		var due []*op
+		var bells []*bell
+		watched := false
 		e.mu.Lock()
 		for _, o := range e.ops {
 			w := o.watch
-			if w == nil || now.Before(w.next) {
+			if w == nil {
+				continue
+			}
+			watched = true
+			if o.bell != nil && (len(bells) == 0 || bells[len(bells)-1] != o.bell) {
+				bells = append(bells, o.bell)
+			}
+			if now.Before(w.next) {
 				continue // (an op of several pieces is due once)
 			}
 			w.next = now.Add(w.gap)
@@ -111,6 +126,15 @@ func (e *Endpoint) watchdog() {
 			due = append(due, o)
 		}
 		e.mu.Unlock()
+		if len(bells) > 0 {
+			e.life.RLock()
+			if !e.closed.Load() {
+				for _, b := range bells {
+					b.ring()
+				}
+			}
+			e.life.RUnlock()
+		}
 		// An op past its deadline is probed too: its waiter has its
 		// error, but the provider still holds it, and every later op of
 		// the endpoint behind it.
@@ -119,6 +143,49 @@ func (e *Endpoint) watchdog() {
 				e.probe(o)
 			}
 		}
+		if !watched {
+			t.Stop()
+			if !e.watchSleep() {
+				return
+			}
+			t.Reset(probeEvery)
+		}
+	}
+}
+
+// watchSleep waits, with nothing watched in flight, until an operation
+// is posted; false once the endpoint closes. idle is set before the look
+// at e.ops, and a poster reads it after adding its op there (both under
+// e.mu), so an op is either seen here or kicks.
+func (e *Endpoint) watchSleep() bool {
+	e.rec.idle.Store(true)
+	e.mu.Lock()
+	busy := false
+	for _, o := range e.ops {
+		if o.watch != nil {
+			busy = true
+			break
+		}
+	}
+	e.mu.Unlock()
+	if busy {
+		if !e.rec.idle.CompareAndSwap(true, false) {
+			<-e.rec.kick // a poster saw idle and kicked: take it
+		}
+		return true
+	}
+	select {
+	case <-e.stop:
+		return false
+	case <-e.rec.kick:
+		return true
+	}
+}
+
+// watchPosted tells a sleeping watchdog that o, watched, was posted.
+func (e *Endpoint) watchPosted(o *op) {
+	if o.watch != nil && e.rec.idle.Load() && e.rec.idle.CompareAndSwap(true, false) {
+		e.rec.kick <- struct{}{} // buffered, and only the CAS winner sends
 	}
 }
 
