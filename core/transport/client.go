@@ -824,8 +824,7 @@ type cconn struct {
 	queued     atomic.Bool   // wq is not empty; read without locks
 	flushKick  chan struct{} // asks the flusher to write the queue
 
-	rdl  int64                 // read deadline now set, in Unix nanoseconds (0: none); the read role's holder owns it
-	rhdr [wire.HeaderSize]byte // reply header being read; the holder owns it
+	rdl int64 // read deadline now set, in Unix nanoseconds (0: none); the read role's holder owns it
 
 	lastSend atomic.Int64 // when a frame was last sent, in Unix nanoseconds
 
@@ -1465,7 +1464,7 @@ func (cc *cconn) teardown(err error) {
 // readFrame reads one reply, delivers it to its request and returns that
 // request. The caller holds the read role.
 func (cc *cconn) readFrame() (*req, error) {
-	h, err := wire.ReadHeader(cc.br, &cc.rhdr)
+	h, err := readHeader(cc.br)
 	if err != nil {
 		return nil, err
 	}
@@ -1606,8 +1605,8 @@ type spinReader struct {
 	p      []byte
 	n      int
 	rerr   error
-	until  time.Time
-	polled bool // the window ran out: the next EAGAIN parks
+	until  int64 // monoNow at which polling gives up; 0: not started
+	polled bool  // the window ran out: the next EAGAIN parks
 }
 
 func newSpinReader(nc net.Conn, spin time.Duration) *spinReader {
@@ -1638,7 +1637,7 @@ func (s *spinReader) Read(p []byte) (int, error) {
 		}
 		return s.nc.Read(p)
 	}
-	s.p, s.n, s.rerr, s.until, s.polled = p, 0, nil, time.Time{}, false
+	s.p, s.n, s.rerr, s.until, s.polled = p, 0, nil, 0, false
 	err := s.rc.Read(s.pollFn)
 	n, rerr := s.n, s.rerr
 	s.p, s.rerr = nil, nil
@@ -1677,10 +1676,10 @@ func (s *spinReader) poll(fd uintptr) bool {
 				// spurious wake-up; wait again.
 				return false
 			}
-			now := time.Now()
-			if s.until.IsZero() {
-				s.until = now.Add(s.spin)
-			} else if now.After(s.until) {
+			now := monoNow()
+			if s.until == 0 {
+				s.until = now + int64(s.spin)
+			} else if now > s.until {
 				s.polled = true
 				// Lowered, the mark lets the poller see the reply;
 				// try once more before parking.
