@@ -826,7 +826,7 @@ type cconn struct {
 
 	rdl int64 // read deadline now set, in Unix nanoseconds (0: none); the read role's holder owns it
 
-	lastSend atomic.Int64 // when a frame was last sent, in Unix nanoseconds
+	lastSend atomic.Int64 // when a frame was last sent, on monoNow's clock
 
 	mu      sync.Mutex
 	pending pendingSet
@@ -882,7 +882,7 @@ const idleProbe = time.Millisecond
 // failed; a non-blocking peek finds that out first, and a closed
 // connection is torn down so that the caller dials again.
 func (cc *cconn) alive() bool {
-	now := time.Now().UnixNano()
+	now := monoNow()
 	if now-cc.lastSend.Load() < int64(idleProbe) {
 		return true
 	}
@@ -956,7 +956,7 @@ func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
 	now := time.Now()
 	r.cc = cc
 	r.deadline = now.Add(cc.cl.opts.Timeout)
-	cc.lastSend.Store(now.UnixNano())
+	cc.lastSend.Store(int64(now.Sub(monoBase))) // monoNow's clock, with no second clock read
 	plen := 0
 	for _, p := range payload {
 		plen += len(p)

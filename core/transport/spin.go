@@ -140,8 +140,13 @@ func (s *spinConn) Read(p []byte) (int, error) {
 	}
 	if s.hit {
 		s.hits.Add(1)
+		// Polling caught the request, so it came within the window:
+		// keep the full one. No clock read between the request and
+		// its reply.
+		s.win = s.full
+	} else {
+		s.adapt(n)
 	}
-	s.adapt(n)
 	if err != nil {
 		return n, err
 	}
