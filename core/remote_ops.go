@@ -451,6 +451,11 @@ func (r *remote) dropView(v *itemView) {
 // longer knows it.
 func (it *Item) remoteData(op string, fn func(v *itemView) error) error {
 	err := fn(it.view.Load())
+	if err == nil {
+		// Every small get, put and atomic returns here: the checks
+		// below are for failures.
+		return nil
+	}
 	if errors.Is(err, transport.ErrStaleKey) {
 		// Only a famd-served view has a key to go stale.
 		if rerr := it.f.b.refresh(it, op, nil); rerr != nil {

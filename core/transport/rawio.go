@@ -1,11 +1,13 @@
 package transport
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"os"
 	"syscall"
 
+	"github.com/gofam/openfam/core/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -98,4 +100,21 @@ func (w *rawWriter) write(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// readHeader reads one frame header from br, as wire.ReadHeader does (the
+// same errors: io.EOF before any byte, io.ErrUnexpectedEOF after some),
+// but parses it in br's buffer instead of copying it out through
+// io.ReadFull: the header of every small request and reply passes here.
+func readHeader(br *bufio.Reader) (wire.Header, error) {
+	b, err := br.Peek(wire.HeaderSize)
+	if err != nil {
+		if err == io.EOF && len(b) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return wire.Header{}, err
+	}
+	h, err := wire.Parse(b)
+	br.Discard(wire.HeaderSize) // buffered: cannot fail
+	return h, err
 }

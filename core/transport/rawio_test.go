@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -8,7 +9,10 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
+
+	"github.com/gofam/openfam/core/wire"
 )
 
 // tcpPair returns both ends of a loopback TCP connection.
@@ -104,5 +108,49 @@ func TestRawWriterPeerGone(t *testing.T) {
 	a.Close()
 	if _, err := w.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("write after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestReadHeaderMatchesWire: readHeader (the header parsed in the bufio
+// buffer) gives what wire.ReadHeader gives for the same bytes: the header
+// and the bytes after it left unread, whether the header comes whole or
+// a byte at a time; io.EOF on an empty stream, io.ErrUnexpectedEOF on a
+// cut header, a malformed header's error.
+func TestReadHeaderMatchesWire(t *testing.T) {
+	h := wire.Header{Op: wire.OpGet, ID: 7, Key: [16]byte{1, 2, 3}, Arg: [4]uint64{8, 16}}
+	var frame [wire.HeaderSize]byte
+	h.Encode(frame[:])
+	bad := frame
+	bad[0] ^= 0xff // bad magic
+	cases := []struct {
+		name string
+		in   []byte
+	}{
+		{"whole", append(frame[:], "tail"...)},
+		{"empty", nil},
+		{"cut", frame[:wire.HeaderSize-1]},
+		{"malformed", bad[:]},
+	}
+	for _, tc := range cases {
+		for _, oneByte := range []bool{false, true} {
+			var r1, r2 io.Reader = bytes.NewReader(tc.in), bytes.NewReader(tc.in)
+			if oneByte {
+				r1, r2 = iotest.OneByteReader(r1), iotest.OneByteReader(r2)
+			}
+			br := bufio.NewReader(r1)
+			got, gerr := readHeader(br)
+			var buf [wire.HeaderSize]byte
+			want, werr := wire.ReadHeader(r2, &buf)
+			if got != want || (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+				t.Errorf("%s (one byte at a time: %v): readHeader = %+v, %v; wire.ReadHeader = %+v, %v",
+					tc.name, oneByte, got, gerr, want, werr)
+			}
+			if tc.name == "whole" {
+				rest, _ := io.ReadAll(br)
+				if string(rest) != "tail" {
+					t.Errorf("%s: %q left after the header, want \"tail\"", tc.name, rest)
+				}
+			}
+		}
 	}
 }

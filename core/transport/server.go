@@ -333,7 +333,6 @@ type sconn struct {
 	c       net.Conn
 	br      *bufio.Reader
 	bw      *bufio.Writer
-	hdr     [wire.HeaderSize]byte
 	rhdr    [wire.HeaderSize]byte       // reply header being encoded; on the heap with sc, so no allocation per reply
 	scratch []byte                      // index arrays and small payloads, reused across requests
 	ares    [wire.AtomicResultSize]byte // an atomic's reply, with sc so that it allocates nothing
@@ -441,7 +440,7 @@ func (s *Server) serveConn(c net.Conn) {
 		s.mu.Unlock()
 	}()
 	for {
-		h, err := wire.ReadHeader(sc.br, &sc.hdr)
+		h, err := readHeader(sc.br)
 		if err == nil && h.IsReply() {
 			err = fmt.Errorf("%w: reply frame sent to the server", wire.ErrMalformed)
 		}

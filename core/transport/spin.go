@@ -58,9 +58,9 @@ type spinConn struct {
 	win   time.Duration // the current window; 0: do not poll
 	limit int32         // spinCap
 
-	armed   bool      // a reply just went out: the next read may poll
-	replied time.Time // when it went out
-	low     lowWater  // keeps the poller asleep while the connection polls
+	armed   bool     // a reply just went out: the next read may poll
+	replied int64    // when it went out (monoNow)
+	low     lowWater // keeps the poller asleep while the connection polls
 
 	// The state of the polling read in progress, kept here rather than
 	// captured by a closure so that a read allocates nothing: pollFn is
@@ -69,14 +69,24 @@ type spinConn struct {
 	p      []byte
 	n      int
 	rerr   error
-	until  time.Time
-	held   bool // the polling slot
+	until  int64 // monoNow at which polling gives up
+	held   bool  // the polling slot
 	hit    bool
 
 	// polls and hits count the reads that polled and those that polling
 	// answered, for tests.
 	polls, hits atomic.Int64
 }
+
+// monoBase anchors monoNow.
+var monoBase = time.Now()
+
+// monoNow is the monotonic clock in nanoseconds since monoBase: what the
+// polling loops time their windows with. It reads one clock (time.Now
+// reads the wall clock too) and needs none of time.Time's arithmetic;
+// the polling reads and the server's reply path call it on every small
+// request.
+func monoNow() int64 { return int64(time.Since(monoBase)) }
 
 // minSpin is the window below which polling stops until a request comes
 // back quickly.
@@ -105,7 +115,7 @@ func newSpinConn(nc net.Conn, spin time.Duration, limit int32) *spinConn {
 // buffered: the next read waits for a new request.
 func (s *spinConn) arm() {
 	s.armed = true
-	s.replied = time.Now()
+	s.replied = monoNow()
 }
 
 // Read implements io.Reader for the connection's bufio.Reader.
@@ -121,7 +131,7 @@ func (s *spinConn) Read(p []byte) (int, error) {
 		return n, err
 	}
 	s.polls.Add(1)
-	s.p, s.n, s.rerr, s.until, s.held, s.hit = p, 0, nil, s.replied.Add(s.win), true, false
+	s.p, s.n, s.rerr, s.until, s.held, s.hit = p, 0, nil, s.replied+int64(s.win), true, false
 	err := s.rc.Read(s.pollFn)
 	n, rerr := s.n, s.rerr
 	s.p, s.rerr = nil, nil
@@ -130,8 +140,13 @@ func (s *spinConn) Read(p []byte) (int, error) {
 	}
 	if s.hit {
 		s.hits.Add(1)
+		// Polling caught the request, so it came within the window:
+		// keep the full one. No clock read between the request and
+		// its reply.
+		s.win = s.full
+	} else {
+		s.adapt(n)
 	}
-	s.adapt(n)
 	if err != nil {
 		return n, err
 	}
@@ -155,7 +170,7 @@ func (s *spinConn) poll(fd uintptr) bool {
 				// spurious wake-up; wait again.
 				return false
 			}
-			if time.Now().After(s.until) {
+			if monoNow() > s.until {
 				s.held = false
 				spinners.Add(-1)
 				// The poller must see the next request: with the
@@ -198,7 +213,7 @@ func (s *spinConn) adapt(n int) {
 	if n <= 0 {
 		return
 	}
-	if time.Since(s.replied) < s.full {
+	if monoNow()-s.replied < int64(s.full) {
 		s.win = s.full
 	} else {
 		s.win /= 2
