@@ -9,14 +9,19 @@
 # build/bin/famd and build/lib/libopenfam.so.0.
 #
 #   tests/rtt-syscalls.sh [--bindir DIR] [--ops "get8 put8 get256 put256 fadd addq"]
-#                         [--n1 N] [--n2 N] [--famd-args "ARGS"]
+#                         [--n1 N] [--n2 N] [--famd-args "ARGS"] [--unix]
+#
+# Ops besides the small data operations: alloc (fam_allocate + fam_deallocate
+# of 1 KiB), lookup (fam_lookup + fam_close), lookupr (fam_lookup_region +
+# fam_close_region), the control calls issue 19 times. --unix talks to famd
+# on its Unix socket instead of TCP.
 #
 # Polling reads that find nothing (read/recvfrom returning EAGAIN, with a
 # sched_yield each) are counted too: they grow with the time a reply
 # takes, the rest does not. --bindir takes famd from DIR and the library
 # from DIR/../lib (default build/bin).
 set -euo pipefail
-bindir="" ops="get8 put8 get256 put256 fadd addq" n1=2000 n2=12000 famd_args=""
+bindir="" ops="get8 put8 get256 put256 fadd addq" n1=2000 n2=12000 famd_args="" unix=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bindir) bindir=$(cd "$2" && pwd); shift 2 ;;
@@ -24,7 +29,8 @@ while [ $# -gt 0 ]; do
     --n1) n1=$2; shift 2 ;;
     --n2) n2=$2; shift 2 ;;
     --famd-args) famd_args=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --unix) unix=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "rtt-syscalls: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -66,9 +72,20 @@ int main(int argc, char **argv)
         return 1;
     static uint8_t buf[256];
     int64_t old;
+    char name[64];
     for (long i = 0; i < n; i++) {
         int rc;
-        if (!strcmp(op, "get8"))
+        if (!strcmp(op, "alloc")) {
+            snprintf(name, sizeof name, "a%ld", i);
+            fam_desc_t *a = fam_allocate(name, 1024, 0600, r);
+            rc = a == NULL || fam_deallocate(a);
+        } else if (!strcmp(op, "lookup")) {
+            fam_desc_t *l = fam_lookup("x", rname);
+            rc = l == NULL || fam_close(l);
+        } else if (!strcmp(op, "lookupr")) {
+            fam_region_t *l = fam_lookup_region(rname);
+            rc = l == NULL || fam_close_region(l);
+        } else if (!strcmp(op, "get8"))
             rc = fam_get_blocking(buf, d, (i & 7) * 8, 8);
         else if (!strcmp(op, "put8"))
             rc = fam_put_blocking(buf, d, (i & 7) * 8, 8);
@@ -103,11 +120,15 @@ for _ in $(seq 200); do grep -q serving "$work/famd.log" 2>/dev/null && break; s
 port=$(grep -o 'tcp://127.0.0.1:[0-9]*' "$work/famd.log" | head -1 | sed 's/.*://')
 [ -n "$port" ] || { echo "rtt-syscalls: famd did not start:"; cat "$work/famd.log"; exit 1; }
 export OPENFAM_TOKEN_FILE="$work/token" OPENFAM_SERVER=127.0.0.1:$port
+how="over TCP"
+if [ "$unix" = 1 ]; then
+  OPENFAM_SERVER=unix:$work/famd.sock how="on famd's Unix socket"
+fi
 
 ev=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_sendto,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom
 ev=$ev,syscalls:sys_enter_sched_yield,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_futex
 ev=$ev,syscalls:sys_enter_setsockopt,sched:sched_wakeup,context-switches
-echo "== per operation over TCP (famd ${famd_args:-default flags}; client OPENFAM_SPIN ${OPENFAM_SPIN:-default});" \
+echo "== per operation $how (famd ${famd_args:-default flags}; client OPENFAM_SPIN ${OPENFAM_SPIN:-default});" \
   "difference of $n1 and $n2 operations; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for op in $ops; do
   for n in "$n1" "$n2"; do

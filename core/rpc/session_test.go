@@ -107,3 +107,49 @@ func TestSessionNotToldOfItsOwnClose(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionNotToldOfItsOwnDeallocate: the key a session deallocates an
+// item through brings that session no revocation event (the client
+// releases its handles of the item itself; the event cost both sides a
+// stream write and read and an HTTP/2 ping per fam_deallocate, issue 19),
+// while the session's other keys of the item, and a key of the session
+// deallocated by a caller outside it, are still reported, in order.
+func TestSessionNotToldOfItsOwnDeallocate(t *testing.T) {
+	_, c := start(t, embed.Options{})
+	r := createRegion(t, c, "ownfree", 1<<20, 0o600)
+	sctx, endSession := context.WithCancel(context.Background())
+	defer endSession()
+	stream, err := c.Session(sctx, &pb.SessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := stream.Recv()
+	if err != nil || ev.GetSession() == 0 {
+		t.Fatalf("first session event: %v %v", ev, err)
+	}
+	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	key := func(what string, res result[*pb.ItemReply]) string {
+		return string(res.ok(t, what).GetItem().GetKey())
+	}
+	freed := key("Allocate a", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o600})))
+	sibling := key("Lookup a", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "ownfree"})))
+	outside := key("Allocate b", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "b", Size: 4096, Mode: 0o600})))
+	check(c.Deallocate(inSession, &pb.KeyRequest{Key: []byte(freed)})).ok(t, "Deallocate a in its session")
+	check(c.Deallocate(ctx(t), &pb.KeyRequest{Key: []byte(outside)})).ok(t, "Deallocate b outside its session")
+	var got []string
+	for len(got) == 0 || got[len(got)-1] != outside {
+		ev, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("session event: %v", err)
+		}
+		if k := string(ev.GetRevoked()); k != "" {
+			if k == freed {
+				t.Fatalf("the session was told of the key it deallocated the item through")
+			}
+			got = append(got, k)
+		}
+	}
+	if len(got) != 2 || got[0] != sibling {
+		t.Fatalf("revocations told %x, want the sibling key %x then %x", got, sibling, outside)
+	}
+}
