@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/embed"
 	"github.com/gofam/openfam/core/rpc"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
@@ -151,5 +152,40 @@ func TestSessionNotToldOfItsOwnDeallocate(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != sibling {
 		t.Fatalf("revocations told %x, want the sibling key %x then %x", got, sibling, outside)
+	}
+}
+
+// TestSessionToldAfterFailedOwnDeallocate: a deallocation through a key of
+// the caller's own session that fails (here: a group member, which may
+// read the item but not write its region) leaves the key's revocations
+// reported as before: the owner's later permission change reaches the
+// member's session.
+func TestSessionToldAfterFailedOwnDeallocate(t *testing.T) {
+	_, owner, member := groupPeer(t, "failed-dealloc-token")
+	r := createRegion(t, owner, "nofree", 1<<20, 0o640)
+	check(owner.Allocate(ctx(t), &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o640})).ok(t, "Allocate")
+	sctx, endSession := context.WithTimeout(context.Background(), 60*time.Second)
+	defer endSession()
+	stream, err := member.Session(sctx, &pb.SessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := stream.Recv()
+	if err != nil || ev.GetSession() == 0 {
+		t.Fatalf("first session event: %v %v", ev, err)
+	}
+	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	mk := check(member.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "nofree"})).ok(t, "member's Lookup").GetItem().GetKey()
+	check(member.Deallocate(inSession, &pb.KeyRequest{Key: mk})).code(t, "member's Deallocate", core.CodeNoPerm)
+	ok := check(owner.Lookup(ctx(t), &pb.LookupRequest{Item: "a", Region: "nofree"})).ok(t, "owner's Lookup").GetItem().GetKey()
+	check(owner.ChangeItemPermissions(ctx(t), &pb.ChangeItemPermissionsRequest{Key: ok, Mode: 0o600})).ok(t, "ChangeItemPermissions")
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("waiting for the revocation of the member's key: %v", err)
+		}
+		if string(ev.GetRevoked()) == string(mk) {
+			return
+		}
 	}
 }
