@@ -127,7 +127,7 @@ fi
 
 ev=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_sendto,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom
 ev=$ev,syscalls:sys_enter_sched_yield,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_futex
-ev=$ev,syscalls:sys_enter_setsockopt,sched:sched_wakeup,context-switches
+ev=$ev,syscalls:sys_enter_setsockopt,syscalls:sys_enter_recvmsg,syscalls:sys_enter_sendmsg,sched:sched_wakeup,context-switches
 echo "== per operation $how (famd ${famd_args:-default flags}; client OPENFAM_SPIN ${OPENFAM_SPIN:-default});" \
   "difference of $n1 and $n2 operations; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for op in $ops; do
