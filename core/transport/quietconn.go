@@ -1,8 +1,8 @@
 package transport
 
 import (
+	"errors"
 	"io"
-	"math"
 	"net"
 	"os"
 	"sync"
@@ -15,8 +15,9 @@ import (
 
 // quietConn is a client's Unix-socket connection kept out of the Go
 // runtime's network poller: its reads and writes are non-blocking system
-// calls, and a reader or writer with nothing to do waits in poll(2) on
-// this descriptor alone.
+// calls, and a reader or writer with nothing to do waits in
+// the network poller through a duplicate descriptor made for that wait
+// (see wait).
 //
 // Why: the runtime registers every socket with its epoll instance, and
 // whenever a goroutine of the process is parked in the poller (the gRPC
@@ -30,13 +31,13 @@ import (
 // while a caller polls (see pollLowat); a Unix socket has no such mark,
 // so the connection leaves epoll instead. Measured per fam_allocate +
 // fam_deallocate pair on famd's Unix socket: the client's epoll_wait
-// calls went from 7.0 to 0 and its context switches from 7.3 to 2.4
+// calls went from 7.0 to 0 (load 10-11) and 5.8 to 0.04 (load 3.5)
 // (tests/rtt-syscalls.sh --unix --ops alloc, issue 19).
 //
 // The descriptor is closed only once no system call is using it (refs),
 // so that a Close racing with a read never lets the read reach a
 // descriptor number the process has reused; Close shuts the socket down
-// first, which ends a wait in poll(2) at once.
+// first, which ends a wait at once (the socket becomes readable).
 type quietConn struct {
 	fd           int
 	laddr, raddr net.Addr
@@ -96,29 +97,69 @@ func (q *quietConn) done() {
 	}
 }
 
-// wait sleeps in poll(2) until the descriptor is ready for events or the
-// deadline (Unix ns, 0: none) passes.
+// wait parks the caller until the descriptor is ready for events or the
+// deadline (Unix ns, 0: none) passes. It parks in the network poller like
+// any goroutine, through a duplicate of the descriptor registered for this
+// wait only and closed after (which removes it from epoll again): a
+// thread blocked in poll(2) instead would hold its P in a system call,
+// and with every P so held nobody runs the process's timers or polls its
+// other sockets until sysmon takes the Ps back (a reordering test of
+// replies 100 ms apart saw them out of order). The registration costs a
+// dup, an epoll_ctl each way and a close, only when a reply was not there
+// within the caller's polling window or for a background reader.
 func (q *quietConn) wait(events int16, deadline int64) error {
-	for {
-		timeout := -1
-		if deadline != 0 {
-			left := deadline - time.Now().UnixNano()
-			if left <= 0 {
-				return os.ErrDeadlineExceeded
-			}
-			// Rounded up: waking a little after the deadline, never
-			// before, so that one more try sees it passed.
-			timeout = int(min((left+int64(time.Millisecond)-1)/int64(time.Millisecond), math.MaxInt32))
-		}
-		fds := []unix.PollFd{{Fd: int32(q.fd), Events: events}}
-		_, err := unix.Poll(fds, timeout)
-		if err == unix.EINTR {
-			continue
-		}
-		// Readiness, an error or hang-up condition, or the timeout: the
-		// caller's next try finds out which.
+	nfd, err := unix.FcntlInt(uintptr(q.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	// The duplicate shares the non-blocking mode, so os.NewFile registers
+	// it with the poller.
+	f := os.NewFile(uintptr(nfd), "quietconn")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
 		return err
 	}
+	if deadline != 0 {
+		t := time.Unix(0, deadline)
+		if events == unix.POLLOUT {
+			err = f.SetWriteDeadline(t)
+		} else {
+			err = f.SetReadDeadline(t)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// The first call, made after the runtime cleared the descriptor's
+	// readiness, looks for itself (the poller reported the registration's
+	// readiness before, and would not again: epoll is edge-triggered);
+	// not ready, the runtime parks until the poller says otherwise, and
+	// the second call ends the wait.
+	first := true
+	ready := func(fd uintptr) bool {
+		if !first {
+			return true
+		}
+		first = false
+		for {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
+			n, err := unix.Poll(fds, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			return err != nil || n > 0
+		}
+	}
+	if events == unix.POLLOUT {
+		err = rc.Write(ready)
+	} else {
+		err = rc.Read(ready)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return os.ErrDeadlineExceeded
+	}
+	return err
 }
 
 // io runs f, a non-blocking system call on the descriptor, until it
