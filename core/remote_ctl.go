@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -35,16 +36,25 @@ type ctlFD struct {
 // grpcCall. retry says the call may be made again on gRPC after a failed
 // data-plane attempt (it changes nothing, or nothing twice); otherwise a
 // data-plane failure is the call's failure, as a gRPC one would be.
+// grpcCall gets a context bounded by the instance's timeout, made only
+// when gRPC is used: a context with a timeout arms a runtime timer, a few
+// microseconds of every control call that the data plane, which times its
+// requests itself, does not need (issue 19).
 func ctlCall[Rep proto.Message](r *remote, method uint64, in proto.Message, out Rep, retry bool,
-	grpcCall func() (Rep, error)) (Rep, *ctlFD, error) {
+	grpcCall func(ctx context.Context) (Rep, error)) (Rep, *ctlFD, error) {
+	viaGRPC := func() (Rep, error) {
+		ctx, cancel := r.ctx()
+		defer cancel()
+		return grpcCall(ctx)
+	}
 	dc := ctlClient(r.data()) // fabricplane.go
 	if dc == nil || r.noCtl.Load() {
-		rep, err := grpcCall()
+		rep, err := viaGRPC()
 		return rep, nil, err
 	}
 	req, err := proto.Marshal(in)
 	if err != nil {
-		rep, err := grpcCall()
+		rep, err := viaGRPC()
 		return rep, nil, err
 	}
 	var sess uint64
@@ -73,7 +83,7 @@ func ctlCall[Rep proto.Message](r *remote, method uint64, in proto.Message, out 
 		var zero Rep
 		return zero, nil, fmt.Errorf("data plane: %v", err)
 	}
-	rep, err := grpcCall()
+	rep, err := viaGRPC()
 	return rep, nil, err
 }
 

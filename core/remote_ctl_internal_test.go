@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"net"
 	"path/filepath"
 	"sync/atomic"
@@ -48,7 +49,7 @@ func TestCtlCallFallsBackToGRPC(t *testing.T) {
 	grpcCalls := 0
 	for i := 0; i < 3; i++ {
 		rep, fd, err := ctlCall(r, transport.CtlLookupRegion, &pb.LookupRegionRequest{Name: "x"}, &pb.RegionReply{}, true,
-			func() (*pb.RegionReply, error) {
+			func(context.Context) (*pb.RegionReply, error) {
 				grpcCalls++
 				return &pb.RegionReply{Region: &pb.RegionInfo{Id: 7}}, nil
 			})

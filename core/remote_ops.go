@@ -37,11 +37,9 @@ func (r *remote) createRegion(_ *Fam, op, name string, size uint64, mode uint32,
 }
 
 func (r *remote) lookupRegion(_ *Fam, op, name string) (uint64, error) {
-	ctx, cancel := r.ctx()
-	defer cancel()
 	req := &pb.LookupRegionRequest{Name: name}
 	rep, _, err := ctlCall(r, transport.CtlLookupRegion, req, &pb.RegionReply{}, true,
-		func() (*pb.RegionReply, error) { return r.cl.LookupRegion(ctx, req) })
+		func(ctx context.Context) (*pb.RegionReply, error) { return r.cl.LookupRegion(ctx, req) })
 	if err := r.famErr(op, rep.GetErr(), err); err != nil {
 		return 0, err
 	}
@@ -51,11 +49,9 @@ func (r *remote) lookupRegion(_ *Fam, op, name string) (uint64, error) {
 // regionRecord fetches a region's record; the permission check, lazy or
 // not, is famd's.
 func (r *remote) regionRecord(_ *Fam, op string, id uint64, _ bool) (metadata.Region, error) {
-	ctx, cancel := r.ctx()
-	defer cancel()
 	req := &pb.RegionByIDRequest{Id: id}
 	rep, _, err := ctlCall(r, transport.CtlRegionByID, req, &pb.RegionReply{}, true,
-		func() (*pb.RegionReply, error) { return r.cl.RegionByID(ctx, req) })
+		func(ctx context.Context) (*pb.RegionReply, error) { return r.cl.RegionByID(ctx, req) })
 	if err := r.famErr(op, rep.GetErr(), err); err != nil {
 		return metadata.Region{}, err
 	}
@@ -285,20 +281,16 @@ func (r *remote) newItem(f *Fam, op string, rep *pb.ItemReply, fd *ctlFD, err er
 }
 
 func (r *remote) allocate(f *Fam, op string, reg *Region, name string, n uint64, mode uint32) (*Item, error) {
-	ctx, cancel := r.ctx()
-	defer cancel()
 	req := &pb.AllocateRequest{RegionId: reg.id, Name: name, Size: n, Mode: mode}
 	rep, fd, err := ctlCall(r, transport.CtlAllocate, req, &pb.ItemReply{}, false,
-		func() (*pb.ItemReply, error) { return r.cl.Allocate(ctx, req) })
+		func(ctx context.Context) (*pb.ItemReply, error) { return r.cl.Allocate(ctx, req) })
 	return r.newItem(f, op, rep, fd, err)
 }
 
 func (r *remote) lookup(f *Fam, op, item, region string) (*Item, error) {
-	ctx, cancel := r.ctx()
-	defer cancel()
 	req := &pb.LookupRequest{Item: item, Region: region}
 	rep, fd, err := ctlCall(r, transport.CtlLookup, req, &pb.ItemReply{}, true,
-		func() (*pb.ItemReply, error) { return r.cl.Lookup(ctx, req) })
+		func(ctx context.Context) (*pb.ItemReply, error) { return r.cl.Lookup(ctx, req) })
 	return r.newItem(f, op, rep, fd, err)
 }
 
@@ -402,9 +394,7 @@ func (r *remote) remapMaps(it *Item, v *itemView) {
 // discard gives back a view that was never published: famd forgets its
 // key, and its mapping, which no other thread can be using, goes at once.
 func (r *remote) discard(v *itemView) {
-	ctx, cancel := r.ctx()
-	defer cancel()
-	r.closeKey(ctx, v.key)
+	r.closeKey(v.key)
 	if v.mapping != nil && !v.shared {
 		if unix.Munmap(v.mapping) == nil {
 			itemMaps.give()
@@ -415,13 +405,13 @@ func (r *remote) discard(v *itemView) {
 // closeKey tells famd a key is no longer used, best effort: queued on the
 // data plane to go out with the next call where famd serves control calls
 // there (so fam_close does not wait), else one call.
-func (r *remote) closeKey(ctx context.Context, key transport.Key) {
+func (r *remote) closeKey(key transport.Key) {
 	if r.closeKeyAsync(key) {
 		return
 	}
 	req := &pb.KeyRequest{Key: key[:]}
 	_, _, _ = ctlCall(r, transport.CtlCloseItem, req, &pb.Reply{}, true,
-		func() (*pb.Reply, error) { return r.cl.CloseItem(ctx, req) })
+		func(ctx context.Context) (*pb.Reply, error) { return r.cl.CloseItem(ctx, req) })
 }
 
 // closeView tells famd a key is no longer used, best effort. The mapping
@@ -431,9 +421,7 @@ func (r *remote) closeView(v *itemView) {
 	if v.size == 0 {
 		return // never had a key of its own
 	}
-	ctx, cancel := r.ctx()
-	defer cancel()
-	r.closeKey(ctx, v.key)
+	r.closeKey(v.key)
 	r.dropView(v)
 }
 
@@ -523,14 +511,12 @@ func (r *remote) itemRecord(it *Item, op string) (metadata.Item, error) {
 }
 
 func (r *remote) deallocate(it *Item, op string) error {
-	ctx, cancel := r.ctx()
-	defer cancel()
 	ik := it.key()
 	r.beginDealloc(ik)
 	rep, err := keyed(r, it, op, func(k []byte) (*pb.Reply, error) {
 		req := &pb.KeyRequest{Key: k}
 		rep, _, err := ctlCall(r, transport.CtlDeallocate, req, &pb.Reply{}, false,
-			func() (*pb.Reply, error) { return r.cl.Deallocate(ctx, req) })
+			func(ctx context.Context) (*pb.Reply, error) { return r.cl.Deallocate(ctx, req) })
 		return rep, err
 	})
 	if fe := famError(err); fe != nil {

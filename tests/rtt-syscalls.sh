@@ -9,14 +9,19 @@
 # build/bin/famd and build/lib/libopenfam.so.0.
 #
 #   tests/rtt-syscalls.sh [--bindir DIR] [--ops "get8 put8 get256 put256 fadd addq"]
-#                         [--n1 N] [--n2 N] [--famd-args "ARGS"]
+#                         [--n1 N] [--n2 N] [--famd-args "ARGS"] [--unix]
+#
+# Ops besides the small data operations: alloc (fam_allocate + fam_deallocate
+# of 1 KiB), lookup (fam_lookup + fam_close), lookupr (fam_lookup_region +
+# fam_close_region), the control calls issue 19 times. --unix talks to famd
+# on its Unix socket instead of TCP.
 #
 # Polling reads that find nothing (read/recvfrom returning EAGAIN, with a
 # sched_yield each) are counted too: they grow with the time a reply
 # takes, the rest does not. --bindir takes famd from DIR and the library
 # from DIR/../lib (default build/bin).
 set -euo pipefail
-bindir="" ops="get8 put8 get256 put256 fadd addq" n1=2000 n2=12000 famd_args=""
+bindir="" ops="get8 put8 get256 put256 fadd addq" n1=2000 n2=12000 famd_args="" unix=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bindir) bindir=$(cd "$2" && pwd); shift 2 ;;
@@ -24,7 +29,8 @@ while [ $# -gt 0 ]; do
     --n1) n1=$2; shift 2 ;;
     --n2) n2=$2; shift 2 ;;
     --famd-args) famd_args=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --unix) unix=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "rtt-syscalls: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,11 +48,15 @@ trap cleanup EXIT
 prog=rtt-syscalls
 # The client (tests/rtt/oploop.c) and one famd on loopback for it.
 . "$root/tests/rtt/famd.sh"
+how="over TCP"
+if [ "$unix" = 1 ]; then
+  OPENFAM_SERVER=unix:$work/famd.sock how="on famd's Unix socket"
+fi
 
 ev=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_sendto,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom
 ev=$ev,syscalls:sys_enter_sched_yield,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_futex
-ev=$ev,syscalls:sys_enter_setsockopt,sched:sched_wakeup,context-switches
-echo "== per operation over TCP (famd ${famd_args:-default flags}; client OPENFAM_SPIN ${OPENFAM_SPIN:-default});" \
+ev=$ev,syscalls:sys_enter_setsockopt,syscalls:sys_enter_recvmsg,syscalls:sys_enter_sendmsg,sched:sched_wakeup,context-switches
+echo "== per operation $how (famd ${famd_args:-default flags}; client OPENFAM_SPIN ${OPENFAM_SPIN:-default});" \
   "difference of $n1 and $n2 operations; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for op in $ops; do
   for n in "$n1" "$n2"; do

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,7 +25,22 @@ type entry struct {
 	// session is the client session the key was issued in (0: none); its
 	// end revokes the key.
 	session uint64
+	// quiet is set while the key's own session deallocates the item
+	// through this key (Server.Deallocate): the session is not told of
+	// the revocation the deallocation causes (see quietRevoke).
+	quiet atomic.Int32
 }
+
+// States of entry.quiet.
+const (
+	quietOff        = iota // revocations are told to the session
+	quietOn                // a deallocation by the key's session is under way
+	quietSuppressed        // and a revocation was not told
+)
+
+// quietRevoke reports whether the revocation of e need not be told to its
+// session, recording that it was not (see Server.Deallocate).
+func (e *entry) quietRevoke() bool { return e.quiet.CompareAndSwap(quietOn, quietSuppressed) }
 
 // keyTable maps keys to entries. A key lives until CloseItem, or until the
 // item's handle reports a change (permissions, deallocation, region

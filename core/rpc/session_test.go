@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"github.com/gofam/openfam/core"
 	"github.com/gofam/openfam/core/embed"
 	"github.com/gofam/openfam/core/rpc"
 	pb "github.com/gofam/openfam/spec/proto/openfamv1"
@@ -104,6 +105,87 @@ func TestSessionNotToldOfItsOwnClose(t *testing.T) {
 			t.Fatalf("the session was told of the key it closed itself")
 		default:
 			t.Fatalf("revoked key %x, want %x", got, want)
+		}
+	}
+}
+
+// TestSessionNotToldOfItsOwnDeallocate: the key a session deallocates an
+// item through brings that session no revocation event (the client
+// releases its handles of the item itself; the event cost both sides a
+// stream write and read and an HTTP/2 ping per fam_deallocate, issue 19),
+// while the session's other keys of the item, and a key of the session
+// deallocated by a caller outside it, are still reported, in order.
+func TestSessionNotToldOfItsOwnDeallocate(t *testing.T) {
+	_, c := start(t, embed.Options{})
+	r := createRegion(t, c, "ownfree", 1<<20, 0o600)
+	sctx, endSession := context.WithCancel(context.Background())
+	defer endSession()
+	stream, err := c.Session(sctx, &pb.SessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := stream.Recv()
+	if err != nil || ev.GetSession() == 0 {
+		t.Fatalf("first session event: %v %v", ev, err)
+	}
+	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	key := func(what string, res result[*pb.ItemReply]) string {
+		return string(res.ok(t, what).GetItem().GetKey())
+	}
+	freed := key("Allocate a", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o600})))
+	sibling := key("Lookup a", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "ownfree"})))
+	outside := key("Allocate b", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "b", Size: 4096, Mode: 0o600})))
+	check(c.Deallocate(inSession, &pb.KeyRequest{Key: []byte(freed)})).ok(t, "Deallocate a in its session")
+	check(c.Deallocate(ctx(t), &pb.KeyRequest{Key: []byte(outside)})).ok(t, "Deallocate b outside its session")
+	var got []string
+	for len(got) == 0 || got[len(got)-1] != outside {
+		ev, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("session event: %v", err)
+		}
+		if k := string(ev.GetRevoked()); k != "" {
+			if k == freed {
+				t.Fatalf("the session was told of the key it deallocated the item through")
+			}
+			got = append(got, k)
+		}
+	}
+	if len(got) != 2 || got[0] != sibling {
+		t.Fatalf("revocations told %x, want the sibling key %x then %x", got, sibling, outside)
+	}
+}
+
+// TestSessionToldAfterFailedOwnDeallocate: a deallocation through a key of
+// the caller's own session that fails (here: a group member, which may
+// read the item but not write its region) leaves the key's revocations
+// reported as before: the owner's later permission change reaches the
+// member's session.
+func TestSessionToldAfterFailedOwnDeallocate(t *testing.T) {
+	_, owner, member := groupPeer(t, "failed-dealloc-token")
+	r := createRegion(t, owner, "nofree", 1<<20, 0o640)
+	check(owner.Allocate(ctx(t), &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o640})).ok(t, "Allocate")
+	sctx, endSession := context.WithTimeout(context.Background(), 60*time.Second)
+	defer endSession()
+	stream, err := member.Session(sctx, &pb.SessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := stream.Recv()
+	if err != nil || ev.GetSession() == 0 {
+		t.Fatalf("first session event: %v %v", ev, err)
+	}
+	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	mk := check(member.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "nofree"})).ok(t, "member's Lookup").GetItem().GetKey()
+	check(member.Deallocate(inSession, &pb.KeyRequest{Key: mk})).code(t, "member's Deallocate", core.CodeNoPerm)
+	ok := check(owner.Lookup(ctx(t), &pb.LookupRequest{Item: "a", Region: "nofree"})).ok(t, "owner's Lookup").GetItem().GetKey()
+	check(owner.ChangeItemPermissions(ctx(t), &pb.ChangeItemPermissionsRequest{Key: ok, Mode: 0o600})).ok(t, "ChangeItemPermissions")
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("waiting for the revocation of the member's key: %v", err)
+		}
+		if string(ev.GetRevoked()) == string(mk) {
+			return
 		}
 	}
 }

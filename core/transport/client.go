@@ -131,6 +131,11 @@ func (c *Client) conn(i int) (*cconn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %s: %v", ErrUnavailable, c.network, c.addr, err)
 	}
+	if uc, ok := nc.(*net.UnixConn); ok {
+		// Out of the network poller (see quietConn); failing that, the
+		// connection works as it is.
+		nc, _ = newQuietConn(uc)
+	}
 	cc := newCconn(nc, c)
 	r := &req{op: wire.OpHello}
 	cc.send(wire.Header{Op: wire.OpHello}, r, waitNow, []byte(c.opts.Token))
@@ -851,7 +856,7 @@ func newCconn(nc net.Conn, cl *Client) *cconn {
 		flushKick: make(chan struct{}, 1), done: make(chan struct{})}
 	var r io.Reader = nc
 	var fr *fdReader
-	if uc, ok := nc.(*net.UnixConn); ok {
+	if uc, ok := nc.(msgReader); ok {
 		fr = &fdReader{uc: uc, cc: cc, oob: make([]byte, unix.CmsgSpace(4*4))}
 		r = fr
 	}
@@ -1564,10 +1569,15 @@ func (cc *cconn) complete(h wire.Header, r *req) error {
 	return nil
 }
 
+// msgReader is a Unix connection: a *net.UnixConn or a quietConn.
+type msgReader interface {
+	ReadMsgUnix(b, oob []byte) (n, oobn, flags int, addr *net.UnixAddr, err error)
+}
+
 // fdReader reads a Unix connection keeping the descriptors that arrive in
 // SCM_RIGHTS messages (a plain read would drop and close them).
 type fdReader struct {
-	uc  *net.UnixConn
+	uc  msgReader
 	cc  *cconn
 	oob []byte
 }

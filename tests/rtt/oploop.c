@@ -3,7 +3,7 @@
  * they run it for two values of N and divide the difference of what they
  * count by the difference of N, so set-up costs cancel.
  *
- *   oploop get8|put8|get256|put256|fadd|addq N
+ *   oploop get8|put8|get256|put256|fadd|addq|alloc|lookup|lookupr N
  */
 #include <openfam.h>
 #include <stdint.h>
@@ -29,9 +29,20 @@ int main(int argc, char **argv)
         return 1;
     static uint8_t buf[256];
     int64_t old;
+    char name[64];
     for (long i = 0; i < n; i++) {
         int rc;
-        if (!strcmp(op, "get8"))
+        if (!strcmp(op, "alloc")) {
+            snprintf(name, sizeof name, "a%ld", i);
+            fam_desc_t *a = fam_allocate(name, 1024, 0600, r);
+            rc = a == NULL || fam_deallocate(a);
+        } else if (!strcmp(op, "lookup")) {
+            fam_desc_t *l = fam_lookup("x", rname);
+            rc = l == NULL || fam_close(l);
+        } else if (!strcmp(op, "lookupr")) {
+            fam_region_t *l = fam_lookup_region(rname);
+            rc = l == NULL || fam_close_region(l);
+        } else if (!strcmp(op, "get8"))
             rc = fam_get_blocking(buf, d, (i & 7) * 8, 8);
         else if (!strcmp(op, "put8"))
             rc = fam_put_blocking(buf, d, (i & 7) * 8, 8);
