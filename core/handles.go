@@ -138,7 +138,7 @@ func (f *Fam) unindexKeyLocked(it *Item, k transport.Key) {
 // unbindLocked forgets an open handle (Close).
 func (f *Fam) unbindLocked(it *Item) {
 	f.unlinkLocked(it, it.key())
-	if v := it.view.Load(); v != nil {
+	if v := it.view.Load(); v != nil && f.keys.len() > 0 {
 		f.unindexKeyLocked(it, v.key)
 	}
 }
@@ -153,7 +153,10 @@ func (f *Fam) closeIncarnationLocked(k itemKey) []*Item {
 		next := it.hnext
 		it.hprev, it.hnext = nil, nil
 		it.state.Store(stateClosed)
-		if v := it.view.Load(); v != nil {
+		// Only famd-served views have keys: an embedded instance, whose
+		// index is empty, need not read the view (a cache miss per
+		// deallocation with a million handles open).
+		if v := it.view.Load(); v != nil && f.keys.len() > 0 {
 			f.unindexKeyLocked(it, v.key)
 		}
 		closed = append(closed, it)
