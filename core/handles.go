@@ -146,7 +146,14 @@ func (f *Fam) unbindLocked(it *Item) {
 // incarnation at the same offset, and unresolved handles made from a global
 // descriptor (bound to nothing yet), are untouched.
 func (f *Fam) closeIncarnationLocked(k itemKey) []*Item {
-	var closed []*Item
+	return f.closeIncarnationIntoLocked(k, nil)
+}
+
+// closeIncarnationIntoLocked is closeIncarnationLocked appending to closed:
+// a caller's buffer on its stack spares a deallocation its one allocation
+// (with a million handles the collector may be marking, and then every
+// allocation pays for scanning cold memory).
+func (f *Fam) closeIncarnationIntoLocked(k itemKey, closed []*Item) []*Item {
 	for it := f.items.get(k); it != nil; {
 		next := it.hnext
 		it.hprev, it.hnext = nil, nil

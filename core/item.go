@@ -305,8 +305,9 @@ func (it *Item) Deallocate() error {
 	if err := f.b.deallocate(it, op); err != nil {
 		return err
 	}
+	var buf [2]*Item // usually one handle: no allocation
 	f.mu.Lock()
-	notify := f.closeIncarnationLocked(it.key())
+	notify := f.closeIncarnationIntoLocked(it.key(), buf[:0])
 	f.mu.Unlock()
 	release(notify)
 	return nil
