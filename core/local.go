@@ -581,10 +581,15 @@ func (l *local) deallocate(it *Item, op string) error {
 	}
 	// As with unlink(2), freeing is a change to the container: the item's
 	// owner may always free it, anyone else needs write permission on the
-	// region (its own bits, whatever the permission level).
-	if reg, err := l.store.RegionByID(rec.RegionID); err != nil ||
-		(rec.UID != f.uid && rightsFor(reg.Mode, reg.UID, reg.GID, f.uid, f.gid)&RightWrite == 0) {
-		return Errorf(CodeNoPerm, op, "only the owner of data item {%d, %d} or a writer of its region may deallocate it", rec.RegionID, rec.Offset)
+	// region (its own bits, whatever the permission level). The region's
+	// record is read only for someone else's item: its copy is an
+	// allocation (see ItemAtUnnamed); for the owner, a region gone
+	// meanwhile fails DeleteItem below.
+	if rec.UID != f.uid {
+		if reg, err := l.store.RegionByID(rec.RegionID); err != nil ||
+			rightsFor(reg.Mode, reg.UID, reg.GID, f.uid, f.gid)&RightWrite == 0 {
+			return Errorf(CodeNoPerm, op, "only the owner of data item {%d, %d} or a writer of its region may deallocate it", rec.RegionID, rec.Offset)
+		}
 	}
 	if err := l.store.DeleteItem(rec.RegionID, rec.Offset); err != nil {
 		if named, nerr := l.store.ItemAt(rec.RegionID, rec.Offset); nerr == nil {
