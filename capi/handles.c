@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ofam.h"
@@ -131,44 +130,6 @@ static ofam_slot *ofam_slot_at(uint32_t idx)
     return &ofam_chunks[idx >> OFAM_CHUNK_BITS][idx & (OFAM_CHUNK_SLOTS - 1)];
 }
 
-/* Chunks from this index on come from 2 MiB blocks that the kernel is asked
- * to back with huge pages: with a million handles a program touching them
- * at random (every deallocation, every fast-path access) otherwise takes a
- * TLB miss on most, a page walk that in a virtual machine costs several
- * memory accesses more (issue 18). The first chunks, all a small program
- * uses, stay plain calloc'd memory. */
-enum { OFAM_HUGE_FROM = 8, OFAM_HUGE = 2u << 20 };
-static char *ofam_huge_next; /* unused rest of the current block */
-static size_t ofam_huge_left;
-
-/* A zeroed chunk for index c (never freed), NULL when out of memory. Caller
- * holds ofam_wlock. */
-static ofam_slot *ofam_chunk_alloc(uint32_t c)
-{
-    const size_t bytes = OFAM_CHUNK_SLOTS * sizeof(ofam_slot);
-    if (c < OFAM_HUGE_FROM || bytes > OFAM_HUGE || OFAM_HUGE % bytes != 0)
-        return calloc(OFAM_CHUNK_SLOTS, sizeof(ofam_slot));
-    if (ofam_huge_left < bytes) {
-        /* Twice the size, to cut an aligned block out of; the rest goes
-         * back. Anonymous memory is zeroed. */
-        char *p = mmap(NULL, 2 * OFAM_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return calloc(OFAM_CHUNK_SLOTS, sizeof(ofam_slot));
-        char *a = (char *)(((uintptr_t)p + OFAM_HUGE - 1) & ~(uintptr_t)(OFAM_HUGE - 1));
-        if (a > p)
-            munmap(p, (size_t)(a - p));
-        if (a + OFAM_HUGE < p + 2 * OFAM_HUGE)
-            munmap(a + OFAM_HUGE, (size_t)(p + 2 * OFAM_HUGE - (a + OFAM_HUGE)));
-        (void)madvise(a, OFAM_HUGE, MADV_HUGEPAGE); /* advice: ignored where unsupported */
-        ofam_huge_next = a;
-        ofam_huge_left = OFAM_HUGE;
-    }
-    ofam_slot *chunk = (ofam_slot *)ofam_huge_next;
-    ofam_huge_next += bytes;
-    ofam_huge_left -= bytes;
-    return chunk;
-}
-
 uint64_t ofam_slot_new(uint32_t kind)
 {
     uint64_t h = 0;
@@ -182,7 +143,7 @@ uint64_t ofam_slot_new(uint32_t kind)
         if (ofam_chunks[c] == NULL) {
             /* Chunks live as long as the process so that a lookup with any
              * index never touches freed memory. */
-            ofam_slot *chunk = ofam_chunk_alloc(c);
+            ofam_slot *chunk = calloc(OFAM_CHUNK_SLOTS, sizeof(ofam_slot));
             if (chunk == NULL)
                 goto out;
             for (uint32_t i = 0; i < OFAM_CHUNK_SLOTS; i++)

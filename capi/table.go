@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gofam/openfam/core"
 )
 
@@ -62,11 +60,6 @@ type waitObj struct {
 var table struct {
 	mu sync.RWMutex
 	m  entryTable // by slot index
-	// group is the group of chunks newChunk is cutting chunks from, of
-	// which groupUsed are handed out (each to one index, whatever order
-	// the indices come in).
-	group     *[hugeGroup][1 << chunkBits]*entry
-	groupUsed int
 }
 
 // chunkBits is log2 of the entries per chunk of entryTable, as in the C slot
@@ -100,45 +93,10 @@ func (t *entryTable) set(idx uint32, e *entry) {
 		t.chunks = append(t.chunks, nil)
 	}
 	if t.chunks[c] == nil {
-		t.chunks[c] = newChunk(c)
+		t.chunks[c] = new([1 << chunkBits]*entry)
 	}
 	t.chunks[c][idx&(1<<chunkBits-1)] = e
 	t.n++
-}
-
-// Chunks from hugeFrom on are cut from groups of hugeGroup chunks (4 MiB),
-// of which the kernel is asked to back the aligned 2 MiB blocks with huge
-// pages, as the C slot chunks are (handles.c): with a million handles a
-// random handle's entry is otherwise a TLB miss, a page walk that costs
-// several memory accesses in a virtual machine (issue 18). A small program
-// keeps chunks of their own.
-const (
-	hugeFrom  = 8
-	hugeGroup = 128
-)
-
-// newChunk returns an empty chunk for index c.
-func newChunk(c int) *[1 << chunkBits]*entry {
-	if c < hugeFrom {
-		return new([1 << chunkBits]*entry)
-	}
-	if table.group == nil || table.groupUsed == hugeGroup {
-		table.group, table.groupUsed = new([hugeGroup][1 << chunkBits]*entry), 0
-		adviseHuge(unsafe.Pointer(table.group), unsafe.Sizeof(*table.group))
-	}
-	table.groupUsed++
-	return &table.group[table.groupUsed-1]
-}
-
-// adviseHuge asks for huge pages on the 2 MiB blocks inside [p, p+n); best
-// effort, as core/internal/pages.AdviseHuge.
-func adviseHuge(p unsafe.Pointer, n uintptr) {
-	const huge = 2 << 20
-	lo := (uintptr(p) + huge - 1) &^ (huge - 1)
-	hi := (uintptr(p) + n) &^ (huge - 1)
-	if hi > lo {
-		_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, lo-uintptr(p))), hi-lo), unix.MADV_HUGEPAGE)
-	}
 }
 
 // del empties index idx, which must hold an entry.
