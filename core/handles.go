@@ -271,7 +271,7 @@ type byIncarnation struct{}
 func (byIncarnation) Hash(k itemKey) uint64 { return hashKey(k) }
 
 // Home implements hashindex.Kind.
-func (byIncarnation) Home(e *handleEntry) uint64 { return e.h }
+func (byIncarnation) Home(e handleEntry) uint64 { return e.h }
 
 // Is implements hashindex.Kind.
 func (byIncarnation) Is(e *handleEntry, k itemKey, h uint64) bool { return e.h == h && e.p.key() == k }

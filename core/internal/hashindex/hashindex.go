@@ -23,8 +23,10 @@ import (
 type Kind[K, E any] interface {
 	// Hash spreads k over 64 bits.
 	Hash(k K) uint64
-	// Home returns the hash of the key of e, a full entry.
-	Home(e *E) uint64
+	// Home returns the hash of the key of e, a full entry. (By value: an
+	// entry's address passed through the type parameter would make the
+	// compiler move a caller's entry to the heap, an allocation per Add.)
+	Home(e E) uint64
 	// Is reports whether e, a full entry, is k's, h being Hash(k).
 	Is(e *E, k K, h uint64) bool
 	// Empty reports whether e is an empty slot (the zero E must be).
@@ -78,7 +80,7 @@ func (t *Table[K, E, X]) Add(e E) {
 
 func (t *Table[K, E, X]) place(e E) {
 	var x X
-	i := x.Home(&e) & t.mask
+	i := x.Home(e) & t.mask
 	for !x.Empty(&t.e[i]) {
 		i = (i + 1) & t.mask
 	}
@@ -127,7 +129,7 @@ func (t *Table[K, E, X]) deleteAt(i uint64) {
 			}
 			// e may fill the hole at i unless its home lies cyclically
 			// in (i, j].
-			home := x.Home(e) & t.mask
+			home := x.Home(*e) & t.mask
 			var stays bool
 			if i <= j {
 				stays = i < home && home <= j
@@ -178,7 +180,7 @@ func (ByKey16[K, P]) Hash(k K) uint64 {
 }
 
 // Home implements Kind.
-func (x ByKey16[K, P]) Home(e *Key16[K, P]) uint64 { return x.Hash(e.K) }
+func (x ByKey16[K, P]) Home(e Key16[K, P]) uint64 { return x.Hash(e.K) }
 
 // Is implements Kind.
 func (ByKey16[K, P]) Is(e *Key16[K, P], k K, _ uint64) bool { return e.K == k }
