@@ -544,8 +544,13 @@ func ofam_go_deallocate(h C.uint64_t) (r C.int) {
 	}
 	// Route this handle's data path through Go while the memory goes away;
 	// if the deallocation fails the handle stays valid and gets its view back.
+	// Its watcher is unhooked meanwhile: the handle is released right after
+	// a deallocation, so republishing its (empty) view from the watcher
+	// would be a call into C and a cold closure for nothing (issue 18).
 	e.clearView()
+	it.Watch(nil)
 	if err := it.Deallocate(); err != nil {
+		e.watch(it)
 		e.refresh()
 		return setError(err)
 	}

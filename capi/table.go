@@ -249,16 +249,21 @@ func newItemHandle(op string, it *core.Item, lazy bool) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	it.Watch(func() {
-		e.epoch.Add(1)
-		e.refresh()
-	})
+	e.watch(it)
 	if lazy {
 		e.needView.Store(true)
 	} else {
 		e.refresh()
 	}
 	return e, nil
+}
+
+// watch has it's changes (rights, mapping, validity) republish e's view.
+func (e *entry) watch(it *core.Item) {
+	it.Watch(func() {
+		e.epoch.Add(1)
+		e.refresh()
+	})
 }
 
 // afterSlowOp gives a lazy item handle its view once it has been used.

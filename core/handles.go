@@ -1,9 +1,7 @@
 package core
 
 import (
-	"unsafe"
-
-	"github.com/gofam/openfam/core/internal/pages"
+	"github.com/gofam/openfam/core/internal/hashindex"
 	"github.com/gofam/openfam/core/metadata"
 	"github.com/gofam/openfam/core/transport"
 )
@@ -138,7 +136,7 @@ func (f *Fam) unindexKeyLocked(it *Item, k transport.Key) {
 // unbindLocked forgets an open handle (Close).
 func (f *Fam) unbindLocked(it *Item) {
 	f.unlinkLocked(it, it.key())
-	if v := it.view.Load(); v != nil {
+	if v := it.view.Load(); v != nil && f.keys.len() > 0 {
 		f.unindexKeyLocked(it, v.key)
 	}
 }
@@ -148,12 +146,22 @@ func (f *Fam) unbindLocked(it *Item) {
 // incarnation at the same offset, and unresolved handles made from a global
 // descriptor (bound to nothing yet), are untouched.
 func (f *Fam) closeIncarnationLocked(k itemKey) []*Item {
-	var closed []*Item
+	return f.closeIncarnationIntoLocked(k, nil)
+}
+
+// closeIncarnationIntoLocked is closeIncarnationLocked appending to closed:
+// a caller's buffer on its stack spares a deallocation its one allocation
+// (with a million handles the collector may be marking, and then every
+// allocation pays for scanning cold memory).
+func (f *Fam) closeIncarnationIntoLocked(k itemKey, closed []*Item) []*Item {
 	for it := f.items.get(k); it != nil; {
 		next := it.hnext
 		it.hprev, it.hnext = nil, nil
 		it.state.Store(stateClosed)
-		if v := it.view.Load(); v != nil {
+		// Only famd-served views have keys: an embedded instance, whose
+		// index is empty, need not read the view (a cache miss per
+		// deallocation with a million handles open).
+		if v := it.view.Load(); v != nil && f.keys.len() > 0 {
 			f.unindexKeyLocked(it, v.key)
 		}
 		closed = append(closed, it)
@@ -240,18 +248,14 @@ func (it *Item) Incarnation() (uint64, error) {
 	return it.inc, nil
 }
 
-// handleIndex maps each incarnation with open handles to its first handle:
-// an open-addressing hash table with linear probing whose entries are the
-// key's 64-bit hash and the handle, 16 bytes, four to a cache line. A Go
-// map of a million entries costs about three cache misses a probe (its
-// table, control word and slot lie apart); this one costs one, and the key
-// is compared through the handle, which every caller touches anyway. A
-// deletion shifts the entries after it back (no tombstones). The zero value
-// is an empty index. Guarded by Fam.mu.
+// handleIndex maps each incarnation with open handles to its first handle,
+// in a hashindex.Table whose entries are the key's 64-bit hash and the
+// handle, 16 bytes, four to a cache line: the key is compared through the
+// handle, which every caller touches anyway. A Go map of a million entries
+// costs about three cache misses a probe; this one costs one. The zero
+// value is an empty index. Guarded by Fam.mu.
 type handleIndex struct {
-	e    []handleEntry
-	mask uint64
-	n    int
+	t hashindex.Table[itemKey, handleEntry, byIncarnation]
 }
 
 // handleEntry is one slot of a handleIndex; p == nil: empty.
@@ -259,6 +263,21 @@ type handleEntry struct {
 	h uint64
 	p *Item
 }
+
+// byIncarnation is the hashindex.Kind of handleIndex.
+type byIncarnation struct{}
+
+// Hash implements hashindex.Kind.
+func (byIncarnation) Hash(k itemKey) uint64 { return hashKey(k) }
+
+// Home implements hashindex.Kind.
+func (byIncarnation) Home(e handleEntry) uint64 { return e.h }
+
+// Is implements hashindex.Kind.
+func (byIncarnation) Is(e *handleEntry, k itemKey, h uint64) bool { return e.h == h && e.p.key() == k }
+
+// Empty implements hashindex.Kind.
+func (byIncarnation) Empty(e *handleEntry) bool { return e.p == nil }
 
 // hashKey spreads an incarnation's key over 64 bits.
 func hashKey(k itemKey) uint64 {
@@ -269,115 +288,30 @@ func hashKey(k itemKey) uint64 {
 	return h ^ h>>32
 }
 
-// find returns the position of k's entry, false if none.
-func (x *handleIndex) find(k itemKey) (uint64, bool) {
-	if x.n == 0 {
-		return 0, false
-	}
-	h := hashKey(k)
-	for i := h & x.mask; ; i = (i + 1) & x.mask {
-		e := &x.e[i]
-		if e.p == nil {
-			return 0, false
-		}
-		if e.h == h && e.p.key() == k {
-			return i, true
-		}
-	}
-}
-
 // ref returns k's entry, whose handle the caller may replace (by another
 // handle of the same incarnation), nil if none; valid until the next add
 // or del.
-func (x *handleIndex) ref(k itemKey) *handleEntry {
-	if i, ok := x.find(k); ok {
-		return &x.e[i]
-	}
-	return nil
-}
+func (x *handleIndex) ref(k itemKey) *handleEntry { return x.t.Get(k) }
 
 // get returns k's first handle, nil if none.
 func (x *handleIndex) get(k itemKey) *Item {
-	if e := x.ref(k); e != nil {
+	if e := x.t.Get(k); e != nil {
 		return e.p
 	}
 	return nil
 }
 
 // add enters p, a handle of k, which is not in the index.
-func (x *handleIndex) add(k itemKey, p *Item) {
-	if (x.n+1)*4 > len(x.e)*3 {
-		x.grow()
-	}
-	x.place(handleEntry{hashKey(k), p})
-	x.n++
-}
-
-func (x *handleIndex) place(e handleEntry) {
-	i := e.h & x.mask
-	for x.e[i].p != nil {
-		i = (i + 1) & x.mask
-	}
-	x.e[i] = e
-}
-
-// grow doubles the index (at least 16 entries), re-placing the entries by
-// the hashes they hold.
-func (x *handleIndex) grow() {
-	old := x.e
-	n := max(16, 2*len(old))
-	x.e, x.mask = make([]handleEntry, n), uint64(n-1)
-	pages.AdviseHuge(unsafe.Pointer(&x.e[0]), uintptr(n)*unsafe.Sizeof(x.e[0]))
-	for _, e := range old {
-		if e.p != nil {
-			x.place(e)
-		}
-	}
-}
+func (x *handleIndex) add(k itemKey, p *Item) { x.t.Add(handleEntry{hashKey(k), p}) }
 
 // del removes k's entry, if any.
-func (x *handleIndex) del(k itemKey) {
-	i, ok := x.find(k)
-	if !ok {
-		return
-	}
-	x.n--
-	for {
-		x.e[i] = handleEntry{}
-		j := i
-		for {
-			j = (j + 1) & x.mask
-			e := x.e[j]
-			if e.p == nil {
-				return
-			}
-			// e may fill the hole at i unless its home lies cyclically
-			// in (i, j].
-			home := e.h & x.mask
-			var stays bool
-			if i <= j {
-				stays = i < home && home <= j
-			} else {
-				stays = i < home || home <= j
-			}
-			if !stays {
-				x.e[i] = e
-				i = j
-				break
-			}
-		}
-	}
-}
+func (x *handleIndex) del(k itemKey) { x.t.Delete(k) }
 
 // each calls fn for every incarnation and its first handle; fn must not
 // add or delete entries.
 func (x *handleIndex) each(fn func(k itemKey, head *Item)) {
-	for _, e := range x.e {
-		if e.p != nil {
-			fn(e.p.key(), e.p)
-		}
-	}
+	x.t.Each(func(e *handleEntry) { fn(e.p.key(), e.p) })
 }
 
 // len returns the number of incarnations with open handles.
-func (x *handleIndex) len() int { return x.n }
+func (x *handleIndex) len() int { return x.t.Len() }

@@ -548,6 +548,21 @@ func (l *local) itemRecord(it *Item, op string) (metadata.Item, error) {
 	return rec, nil
 }
 
+// unnamedItems is implemented by *metadata.Store (not by every Catalog,
+// the mocks for instance): ItemAt without the item's name.
+type unnamedItems interface {
+	ItemAtUnnamed(regionID, offset uint64) (metadata.Item, error)
+}
+
+// itemAtUnnamed is the catalogue's ItemAt, without the name where the
+// catalogue can leave it out.
+func (l *local) itemAtUnnamed(regionID, offset uint64) (metadata.Item, error) {
+	if u, ok := l.store.(unnamedItems); ok {
+		return u.ItemAtUnnamed(regionID, offset)
+	}
+	return l.store.ItemAt(regionID, offset)
+}
+
 func (l *local) deallocate(it *Item, op string) error {
 	f := it.f
 	f.mu.Lock()
@@ -558,18 +573,28 @@ func (l *local) deallocate(it *Item, op string) error {
 	if it.state.Load() != stateOpen {
 		return Errorf(CodeInvalid, op, "data item handle was released (closed, deallocated or finalized)")
 	}
-	rec, err := l.store.ItemAt(it.g.RegionID, it.g.Offset)
+	// The record without its name: the name is needed only to explain a
+	// failure, and copying it is the lookup's one allocation (issue 18).
+	rec, err := l.itemAtUnnamed(it.g.RegionID, it.g.Offset)
 	if err != nil || rec.Gen != it.inc {
 		return Errorf(CodeNotFound, op, "data item {%d, %d} no longer exists", it.g.RegionID, it.g.Offset)
 	}
 	// As with unlink(2), freeing is a change to the container: the item's
 	// owner may always free it, anyone else needs write permission on the
-	// region (its own bits, whatever the permission level).
-	if reg, err := l.store.RegionByID(rec.RegionID); err != nil ||
-		(rec.UID != f.uid && rightsFor(reg.Mode, reg.UID, reg.GID, f.uid, f.gid)&RightWrite == 0) {
-		return Errorf(CodeNoPerm, op, "only the owner of data item {%d, %d} or a writer of its region may deallocate it", rec.RegionID, rec.Offset)
+	// region (its own bits, whatever the permission level). The region's
+	// record is read only for someone else's item: its copy is an
+	// allocation (see ItemAtUnnamed); for the owner, a region gone
+	// meanwhile fails DeleteItem below.
+	if rec.UID != f.uid {
+		if reg, err := l.store.RegionByID(rec.RegionID); err != nil ||
+			rightsFor(reg.Mode, reg.UID, reg.GID, f.uid, f.gid)&RightWrite == 0 {
+			return Errorf(CodeNoPerm, op, "only the owner of data item {%d, %d} or a writer of its region may deallocate it", rec.RegionID, rec.Offset)
+		}
 	}
 	if err := l.store.DeleteItem(rec.RegionID, rec.Offset); err != nil {
+		if named, nerr := l.store.ItemAt(rec.RegionID, rec.Offset); nerr == nil {
+			rec.Name = named.Name
+		}
 		return storeErr(op, "data item", rec.Name, err)
 	}
 	if rs := l.regions[rec.RegionID]; rs != nil {

@@ -854,6 +854,24 @@ func (s *Store) ItemAt(regionID, offset uint64) (Item, error) {
 	return Item{}, fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
 }
 
+// ItemAtUnnamed is ItemAt without the item's name (Name is empty), which
+// spares the copy of the name, the call's one allocation: a deallocation
+// needs the rest of the record only.
+func (s *Store) ItemAtUnnamed(regionID, offset uint64) (Item, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.checkOpen("item"); err != nil {
+		return Item{}, err
+	}
+	if rs := s.regions[regionID]; rs != nil {
+		if _, slot, ok := rs.items.findOff(offset); ok {
+			var none string
+			return rs.items.item(rs.items.slot(slot), slot, &none), nil
+		}
+	}
+	return Item{}, fmt.Errorf("metadata: item at region %d offset %d: %w", regionID, offset, ErrNotFound)
+}
+
 // ItemByName returns the item called name in region regionID, or
 // ErrNotFound. The empty name never matches.
 func (s *Store) ItemByName(regionID uint64, name string) (Item, error) {

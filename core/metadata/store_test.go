@@ -429,6 +429,25 @@ func TestItems(t *testing.T) {
 	isErr(t, err, ErrNotFound)
 	_, err = s.ItemAt(a.ID, 1)
 	isErr(t, err, ErrNotFound)
+	unnamed := it
+	unnamed.Name = ""
+	if got, err := s.ItemAtUnnamed(a.ID, 4096); err != nil || got != unnamed {
+		t.Fatalf("ItemAtUnnamed = %+v, %v; want %+v", got, err, unnamed)
+	}
+	_, err = s.ItemAtUnnamed(a.ID, 1)
+	isErr(t, err, ErrNotFound)
+	_, err = s.ItemAtUnnamed(99, 4096)
+	isErr(t, err, ErrNotFound)
+	// Copying a name allocates (one byte's would not); leaving it out not.
+	if err := s.PutItem(Item{RegionID: b.ID, Offset: 0, Name: "a longer name"}); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = s.ItemAt(b.ID, 0) }); allocs == 0 {
+		t.Fatal("ItemAt of a named item made no allocation: the check below proves nothing")
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = s.ItemAtUnnamed(b.ID, 0) }); allocs != 0 {
+		t.Fatalf("ItemAtUnnamed made %.1f allocations, want none", allocs)
+	}
 	if items := s.Items(a.ID); len(items) != 3 || items[0].Offset != 0 || items[1].Offset != 64 || items[2].Offset != 4096 {
 		t.Fatalf("Items = %+v", items)
 	}

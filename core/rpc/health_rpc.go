@@ -163,14 +163,14 @@ func (s *Server) regrantOn(id uint64) {
 	c := s.opts.Cluster
 	s.keys.mu.RLock()
 	var es []*entry
-	for _, e := range s.keys.m {
+	s.keys.eachLocked(func(e *entry) {
 		for _, sid := range e.servers {
 			if sid == id {
 				es = append(es, e)
 				break
 			}
 		}
-	}
+	})
 	s.keys.mu.RUnlock()
 	n := 0
 	for _, e := range es {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gofam/openfam/core"
+	"github.com/gofam/openfam/core/internal/hashindex"
 	"github.com/gofam/openfam/core/transport"
 )
 
@@ -46,9 +47,15 @@ func (e *entry) quietRevoke() bool { return e.quiet.CompareAndSwap(quietOn, quie
 // item's handle reports a change (permissions, deallocation, region
 // destroyed or remapped): then it is revoked and its holder must resolve
 // the item again, which re-runs the permission check.
+//
+// Every fam_allocate, fam_lookup and fam_close through famd adds or
+// forgets a key, and famd holds one per open client handle: with a million
+// of them a Go map costs about three cache misses a probe, the
+// hashindex.KeyTable (key and entry side by side in one array) one
+// (issue 18).
 type keyTable struct {
 	mu sync.RWMutex
-	m  map[transport.Key]*entry
+	m  hashindex.KeyTable[transport.Key, entry]
 	// onRevoke, when set, runs after an entry is forgotten (withdrawing
 	// the key from memory servers, telling its session). byHolder says
 	// the key's holder gave it up itself (CloseItem): its session already
@@ -60,7 +67,7 @@ type keyTable struct {
 	fabric transport.FabricServer
 }
 
-func newKeyTable() *keyTable { return &keyTable{m: map[transport.Key]*entry{}} }
+func newKeyTable() *keyTable { return &keyTable{} }
 
 // add issues a fresh key for it (which the table then owns) acting for id.
 func (t *keyTable) add(it *core.Item, id identity, session uint64) *entry {
@@ -73,7 +80,11 @@ func (t *keyTable) add(it *core.Item, id identity, session uint64) *entry {
 	// handle's current rights and validity on every use.
 	it.Watch(func() { t.revoke(e) })
 	t.mu.Lock()
-	t.m[e.key] = e
+	if old := t.m.Get(e.key); old != nil {
+		old.P = e // a repeated random key: the new entry wins, as in a map
+	} else {
+		t.m.Add(hashindex.Key16[transport.Key, entry]{K: e.key, P: e})
+	}
 	t.mu.Unlock()
 	return e
 }
@@ -81,9 +92,12 @@ func (t *keyTable) add(it *core.Item, id identity, session uint64) *entry {
 // get returns the live entry for key.
 func (t *keyTable) get(key transport.Key) (*entry, bool) {
 	t.mu.RLock()
-	e, ok := t.m[key]
+	var e *entry
+	if x := t.m.Get(key); x != nil {
+		e = x.P
+	}
 	t.mu.RUnlock()
-	return e, ok
+	return e, e != nil
 }
 
 // revoke forgets e's key and releases its handle. It runs from the
@@ -101,9 +115,10 @@ func (t *keyTable) release(e *entry) { t.forget(e, true) }
 // forget is revoke and release.
 func (t *keyTable) forget(e *entry, byHolder bool) {
 	t.mu.Lock()
-	live := t.m[e.key] == e
+	x := t.m.Get(e.key)
+	live := x != nil && x.P == e
 	if live {
-		delete(t.m, e.key)
+		t.m.Remove(x)
 	}
 	onRevoke, fab := t.onRevoke, t.fabric
 	t.mu.Unlock()
@@ -128,11 +143,11 @@ func (t *keyTable) forget(e *entry, byHolder bool) {
 func (t *keyTable) revokeSession(id uint64) {
 	t.mu.Lock()
 	var es []*entry
-	for _, e := range t.m {
+	t.eachLocked(func(e *entry) {
 		if e.session == id {
 			es = append(es, e)
 		}
-	}
+	})
 	t.mu.Unlock()
 	for _, e := range es {
 		t.revoke(e)
@@ -146,20 +161,24 @@ func (t *keyTable) closeAll() {
 	// hold a shutdown for minutes when one is unreachable; the grants die
 	// instead with the next start's first grant (a new epoch).
 	t.onRevoke = nil
-	es := make([]*entry, 0, len(t.m))
-	for _, e := range t.m {
-		es = append(es, e)
-	}
+	es := make([]*entry, 0, t.m.Len())
+	t.eachLocked(func(e *entry) { es = append(es, e) })
 	t.mu.Unlock()
 	for _, e := range es {
 		t.revoke(e)
 	}
 }
 
+// eachLocked calls fn for every live entry; the caller holds t.mu (read
+// or write) and fn must not add or forget keys.
+func (t *keyTable) eachLocked(fn func(e *entry)) {
+	t.m.Each(func(x *hashindex.Key16[transport.Key, entry]) { fn(x.P) })
+}
+
 func (t *keyTable) len() int {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return len(t.m)
+	return t.m.Len()
 }
 
 // Resolve implements transport.Memory: the bytes of the item key names, as
