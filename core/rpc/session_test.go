@@ -25,11 +25,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("%s: not within 60s", what)
 }
 
-func TestSessionEndRevokesItsKeysOnly(t *testing.T) {
-	d, c := start(t, embed.Options{})
-	r := createRegion(t, c, "sess", 1<<20, 0o600)
-	sctx, endSession := context.WithCancel(context.Background())
-	defer endSession()
+// openSession opens a session stream on c (ended with the test, and after
+// 60 s at the latest), reads its first event, and returns the stream with
+// a context whose calls are made in that session, and the function that
+// ends the session (the client going away).
+func openSession(t *testing.T, c pb.FamClient) (pb.Fam_SessionClient, context.Context, func()) {
+	t.Helper()
+	sctx, endSession := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(endSession)
 	stream, err := c.Session(sctx, &pb.SessionRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -38,10 +41,16 @@ func TestSessionEndRevokesItsKeysOnly(t *testing.T) {
 	if err != nil || ev.GetSession() == 0 {
 		t.Fatalf("first session event: %v %v", ev, err)
 	}
+	return stream, metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10)), endSession
+}
+
+func TestSessionEndRevokesItsKeysOnly(t *testing.T) {
+	d, c := start(t, embed.Options{})
+	r := createRegion(t, c, "sess", 1<<20, 0o600)
+	_, inSession, endSession := openSession(t, c)
 	if d.Server().Sessions() != 1 {
 		t.Fatalf("%d sessions open, want 1", d.Server().Sessions())
 	}
-	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
 	for _, name := range []string{"a", "b"} {
 		check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: name, Size: 4096, Mode: 0o600})).ok(t, "Allocate "+name)
 	}
@@ -67,17 +76,7 @@ func TestSessionEndRevokesItsKeysOnly(t *testing.T) {
 func TestSessionNotToldOfItsOwnClose(t *testing.T) {
 	_, c := start(t, embed.Options{})
 	r := createRegion(t, c, "own", 1<<20, 0o600)
-	sctx, endSession := context.WithCancel(context.Background())
-	defer endSession()
-	stream, err := c.Session(sctx, &pb.SessionRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := stream.Recv()
-	if err != nil || ev.GetSession() == 0 {
-		t.Fatalf("first session event: %v %v", ev, err)
-	}
-	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	stream, inSession, _ := openSession(t, c)
 	key := func(what string, res result[*pb.ItemReply]) string {
 		return string(res.ok(t, what).GetItem().GetKey())
 	}
@@ -118,17 +117,7 @@ func TestSessionNotToldOfItsOwnClose(t *testing.T) {
 func TestSessionNotToldOfItsOwnDeallocate(t *testing.T) {
 	_, c := start(t, embed.Options{})
 	r := createRegion(t, c, "ownfree", 1<<20, 0o600)
-	sctx, endSession := context.WithCancel(context.Background())
-	defer endSession()
-	stream, err := c.Session(sctx, &pb.SessionRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := stream.Recv()
-	if err != nil || ev.GetSession() == 0 {
-		t.Fatalf("first session event: %v %v", ev, err)
-	}
-	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	stream, inSession, _ := openSession(t, c)
 	key := func(what string, res result[*pb.ItemReply]) string {
 		return string(res.ok(t, what).GetItem().GetKey())
 	}
@@ -164,17 +153,7 @@ func TestSessionToldAfterFailedOwnDeallocate(t *testing.T) {
 	_, owner, member := groupPeer(t, "failed-dealloc-token")
 	r := createRegion(t, owner, "nofree", 1<<20, 0o640)
 	check(owner.Allocate(ctx(t), &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o640})).ok(t, "Allocate")
-	sctx, endSession := context.WithTimeout(context.Background(), 60*time.Second)
-	defer endSession()
-	stream, err := member.Session(sctx, &pb.SessionRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := stream.Recv()
-	if err != nil || ev.GetSession() == 0 {
-		t.Fatalf("first session event: %v %v", ev, err)
-	}
-	inSession := metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10))
+	stream, inSession, _ := openSession(t, member)
 	mk := check(member.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "nofree"})).ok(t, "member's Lookup").GetItem().GetKey()
 	check(member.Deallocate(inSession, &pb.KeyRequest{Key: mk})).code(t, "member's Deallocate", core.CodeNoPerm)
 	ok := check(owner.Lookup(ctx(t), &pb.LookupRequest{Item: "a", Region: "nofree"})).ok(t, "owner's Lookup").GetItem().GetKey()
