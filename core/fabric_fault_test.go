@@ -55,50 +55,7 @@ func killMidTransfer(t *testing.T, famd, prov string) {
 	// How much later than the timeout the error may come on a machine
 	// whose cores are all busy; far below a hang.
 	const slack = 20 * time.Second
-	dir := t.TempDir()
-	tok, stok := writeToken(t, "fault-cluster-token"), filepath.Join(dir, "server-token")
-	if err := os.WriteFile(stok, []byte("fault-server-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	meta := startFamd(t, embed.Options{TCPAddr: "127.0.0.1:0", Token: "fault-cluster-token", Role: "metadata",
-		ShmDir: filepath.Join(dir, "meta-shm"), ServerToken: "fault-server-token", Provider: prov})
-	cmd := exec.Command(famd, "--role", "memory", "--join", "tcp://"+meta.Addr(), "--listen", "tcp://127.0.0.1:0",
-		"--token-file", tok, "--server-token-file", stok, "--data-dir", filepath.Join(dir, "mem"),
-		"--shm-dir", filepath.Join(dir, "mem-shm"), "--provider", prov)
-	cmd.Env = append(os.Environ(), "OPENFAM_TOKEN_FILE=")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	joined := make(chan struct{})
-	waitJoined := joined
-	var log strings.Builder
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if joined != nil && strings.Contains(sc.Text(), "joined the metadata famd") {
-				close(joined)
-				joined = nil
-			}
-		}
-	}()
-	select {
-	case <-waitJoined:
-	case <-logDone:
-		t.Fatalf("memory famd (--provider %s) exited before joining:\n%s", prov, log.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("memory famd (--provider %s) did not join within 60s", prov)
-	}
+	meta, cmd, tok := startMemoryFamd(t, famd, prov, "fault")
 
 	o := core.DefaultOptions()
 	o.Server, o.TokenFile, o.Provider, o.Timeout = "unix:"+meta.SocketPath(), tok, prov, timeout
@@ -182,4 +139,58 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// startMemoryFamd starts a metadata famd in this process and a memory famd
+// process (binary famd) that joins it, both on data plane prov, with
+// cluster and server tokens named after name; it returns once the memory
+// famd has joined (failing the test with its log if it exits first or
+// takes over 60 s), and kills it at the test's end.
+func startMemoryFamd(t *testing.T, famd, prov, name string) (meta *embed.Famd, cmd *exec.Cmd, tok string) {
+	t.Helper()
+	dir := t.TempDir()
+	tok, stok := writeToken(t, name+"-cluster-token"), filepath.Join(dir, "server-token")
+	if err := os.WriteFile(stok, []byte(name+"-server-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	meta = startFamd(t, embed.Options{TCPAddr: "127.0.0.1:0", Token: name + "-cluster-token", Role: "metadata",
+		ShmDir: filepath.Join(dir, "meta-shm"), ServerToken: name + "-server-token", Provider: prov})
+	cmd = exec.Command(famd, "--role", "memory", "--join", "tcp://"+meta.Addr(), "--listen", "tcp://127.0.0.1:0",
+		"--token-file", tok, "--server-token-file", stok, "--data-dir", filepath.Join(dir, "mem"),
+		"--shm-dir", filepath.Join(dir, "mem-shm"), "--provider", prov)
+	cmd.Env = append(os.Environ(), "OPENFAM_TOKEN_FILE=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	joined, logDone := make(chan struct{}), make(chan struct{})
+	var log strings.Builder
+	go func() {
+		defer close(logDone)
+		sc := bufio.NewScanner(stderr)
+		signalled := false
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if !signalled && strings.Contains(sc.Text(), "joined the metadata famd") {
+				close(joined)
+				signalled = true
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		<-logDone
+	})
+	select {
+	case <-joined:
+	case <-logDone:
+		t.Fatalf("memory famd (--provider %s) exited before joining:\n%s", prov, log.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("memory famd (--provider %s) did not join within 60s", prov)
+	}
+	return meta, cmd, tok
 }

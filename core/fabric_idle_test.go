@@ -1,10 +1,7 @@
 package core_test
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gofam/openfam/core"
-	"github.com/gofam/openfam/core/embed"
 )
 
 // procCPUTicks is process pid's utime+stime in clock ticks (/proc/PID/stat,
@@ -52,50 +48,7 @@ func TestFamdIdleCPU(t *testing.T) {
 }
 
 func famdIdle(t *testing.T, famd, prov string, secs int) {
-	dir := t.TempDir()
-	tok, stok := writeToken(t, "idle-cluster-token"), filepath.Join(dir, "server-token")
-	if err := os.WriteFile(stok, []byte("idle-server-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	meta := startFamd(t, embed.Options{TCPAddr: "127.0.0.1:0", Token: "idle-cluster-token", Role: "metadata",
-		ShmDir: filepath.Join(dir, "meta-shm"), ServerToken: "idle-server-token", Provider: prov})
-	cmd := exec.Command(famd, "--role", "memory", "--join", "tcp://"+meta.Addr(), "--listen", "tcp://127.0.0.1:0",
-		"--token-file", tok, "--server-token-file", stok, "--data-dir", filepath.Join(dir, "mem"),
-		"--shm-dir", filepath.Join(dir, "mem-shm"), "--provider", prov)
-	cmd.Env = append(os.Environ(), "OPENFAM_TOKEN_FILE=")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	joined, logDone := make(chan struct{}), make(chan struct{})
-	var log strings.Builder
-	go func() {
-		defer close(logDone)
-		sc := bufio.NewScanner(stderr)
-		signalled := false
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if !signalled && strings.Contains(sc.Text(), "joined the metadata famd") {
-				close(joined)
-				signalled = true
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		<-logDone
-	})
-	select {
-	case <-joined:
-	case <-logDone:
-		t.Fatalf("memory famd (--provider %s) exited before joining:\n%s", prov, log.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("memory famd (--provider %s) did not join within 60s", prov)
-	}
+	meta, cmd, tok := startMemoryFamd(t, famd, prov, "idle")
 	o := core.DefaultOptions()
 	o.Server, o.TokenFile, o.Provider = "unix:"+meta.SocketPath(), tok, prov
 	f, err := core.Initialize(o)
