@@ -370,7 +370,7 @@ type sconn struct {
 	scratch []byte                      // index arrays and small payloads, reused across requests
 	ares    [wire.AtomicResultSize]byte // an atomic's reply, with sc so that it allocates nothing
 	authed  bool
-	peer    *Peer // who the connection comes from, read on its first control call
+	peer    *Peer // who the connection comes from: a Unix peer's, read when accepted (admitAndServe); else read on the first control call
 	// fdw is bw's writer on a Unix socket (nil on TCP): it sends a control
 	// reply's descriptor with the buffered bytes (see control).
 	fdw *fdWriter
