@@ -13,7 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// quietConn is a client's Unix-socket connection kept out of the Go
+// quietConn is a Unix-socket connection (a client's, or one famd
+// serves: see Server.admitAndServe) kept out of the Go
 // runtime's network poller: its reads and writes are non-blocking system
 // calls, and a reader or writer with nothing to do waits in
 // the network poller through a duplicate descriptor made for that wait
@@ -223,6 +224,28 @@ func (q *quietConn) ReadMsgUnix(p, oob []byte) (n, oobn, flags int, addr *net.Un
 		err = io.EOF
 	}
 	return max(n, 0), oobn, flags, nil, err
+}
+
+// WriteMsgUnix sends b with the control message oob (descriptors, see
+// fdWriter) in one sendmsg, as net.UnixConn's does on a stream socket:
+// it may send only part of b (n), the control message going with the
+// first byte; addr must be nil.
+func (q *quietConn) WriteMsgUnix(b, oob []byte, addr *net.UnixAddr) (n, oobn int, err error) {
+	if addr != nil {
+		return 0, 0, errors.New("transport: WriteMsgUnix with an address on a connected socket")
+	}
+	var werr error
+	err = q.io(unix.POLLOUT, &q.wdl, func(fd uintptr) bool {
+		n, werr = unix.SendmsgN(int(fd), b, oob, nil, unix.MSG_NOSIGNAL)
+		return werr != unix.EAGAIN && werr != unix.EINTR
+	})
+	if err == nil && werr != nil {
+		err = os.NewSyscallError("sendmsg", werr)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return n, len(oob), nil
 }
 
 // Write implements net.Conn: all of p, or an error.

@@ -165,3 +165,88 @@ func TestQuietConnDeadline(t *testing.T) {
 		t.Fatalf("read %q, %v", b[:n], err)
 	}
 }
+
+// peerControl is a Controller answering CtlLookup with the caller's
+// identity and a descriptor (fdControl's), for TestUnixServerLeavesPoller.
+type peerControl struct {
+	fdControl
+	peers chan Peer
+}
+
+func (c *peerControl) Control(p Peer, method, session uint64, req []byte) ([]byte, *os.File, uint64, uint64, uint8, error) {
+	select {
+	case c.peers <- p:
+	default:
+	}
+	return c.fdControl.Control(p, method, session, req)
+}
+
+// TestUnixServerLeavesPoller: the connections a server accepts on a Unix
+// socket are quietConns no epoll instance watches (so famd's polling
+// reader wakes no runtime thread, see Server.admitAndServe), the control
+// calls made on them still carry the peer's kernel credentials and pass
+// descriptors, and Close ends them.
+func TestUnixServerLeavesPoller(t *testing.T) {
+	mem := newFileMem(t, t.TempDir(), 1<<20)
+	k := mem.add(4096, 4096, 3)
+	ctl := &peerControl{fdControl: fdControl{dir: t.TempDir()}, peers: make(chan Peer, 1)}
+	s := NewServer(mem, ServerOptions{FDs: mem, Control: ctl})
+	addr := serve(t, s, "unix")
+	c := dial(t, "unix", addr, ClientOptions{Conns: 1})
+	if err := c.Put(k, 0, []byte("quiet")); err != nil {
+		t.Fatal(err)
+	}
+	rep, f, off, size, _, err := c.Control(CtlLookup, 0, []byte("who"))
+	if err != nil || f == nil {
+		t.Fatalf("Control over a quiet served connection: %q, %v, %v", rep, f, err)
+	}
+	b := make([]byte, size)
+	_, err = f.ReadAt(b, int64(off))
+	f.Close()
+	if err != nil || string(b) != "who" {
+		t.Fatalf("passed descriptor holds %q (%v), want \"who\"", b, err)
+	}
+	if p := <-ctl.peers; !p.Unix || p.UID != uint32(os.Getuid()) || p.GID != uint32(os.Getgid()) {
+		t.Fatalf("control call's peer %+v, want Unix uid %d gid %d", p, os.Getuid(), os.Getgid())
+	}
+	f, _, _, _, err = c.OpenFD(k)
+	if err != nil {
+		t.Fatalf("OpenFD over a quiet served connection: %v", err)
+	}
+	f.Close()
+	watched := epollTargets(t)
+	s.mu.Lock()
+	var served []*quietConn
+	for sc := range s.conns {
+		q, ok := sc.(*quietConn)
+		if !ok {
+			s.mu.Unlock()
+			t.Fatalf("served connection is a %T, want a *quietConn", sc)
+		}
+		served = append(served, q)
+	}
+	s.mu.Unlock()
+	if len(served) == 0 {
+		t.Fatal("no served connection to inspect")
+	}
+	for _, q := range served {
+		q.mu.Lock()
+		fd := q.fd
+		q.mu.Unlock()
+		if watched[fd] {
+			t.Fatalf("served descriptor %d is registered with epoll", fd)
+		}
+	}
+	// Close must reach the quiet connections, else it would wait for
+	// their handlers for ever.
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Server.Close did not end its quiet connections")
+	}
+	if err := c.Ping(); err == nil {
+		t.Fatal("Ping succeeded after the server closed")
+	}
+}

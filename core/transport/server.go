@@ -152,9 +152,6 @@ func (s *Server) Serve(l net.Listener) error {
 		go func() {
 			defer s.wg.Done()
 			s.admitAndServe(c)
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
 		}()
 	}
 }
@@ -197,9 +194,45 @@ func peerOf(c net.Conn) string {
 }
 
 // admitAndServe serves c unless its peer already holds
-// opts.MaxConnsPerPeer connections, in which case c is refused.
+// opts.MaxConnsPerPeer connections, in which case c is refused, and
+// removes c from the server's connections once done.
+//
+// A Unix connection leaves the network poller first (quietConn): famd's
+// polling reader (spinConn) reads it with non-blocking reads, and a Unix
+// socket has no receive low-water mark to keep epoll quiet meanwhile (see
+// pollLowat), so in the poller every request would wake an idle runtime
+// thread sleeping in epoll_wait for nothing, several per control call
+// (issue 19). Its peer's credentials are read before, from the
+// *net.UnixConn (they are fixed at connect time).
 func (s *Server) admitAndServe(c net.Conn) {
 	peer := peerOf(c)
+	var cred *Peer
+	if uc, ok := c.(*net.UnixConn); ok {
+		p := peerCred(uc)
+		cred = &p
+		if q, err := newQuietConn(uc); err == nil {
+			// Close must find the connection that now holds the socket.
+			s.mu.Lock()
+			delete(s.conns, c)
+			c = q
+			closed := s.closed
+			if !closed {
+				s.conns[c] = struct{}{}
+			}
+			s.mu.Unlock()
+			if closed {
+				c.Close()
+				return
+			}
+		}
+		// On failure (uc closed by Close meanwhile, or no descriptor
+		// left for the duplicate) uc is served as it is.
+	}
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
 	limit := s.opts.MaxConnsPerPeer
 	s.mu.Lock()
 	if limit > 0 && s.peers[peer] >= limit {
@@ -216,7 +249,7 @@ func (s *Server) admitAndServe(c net.Conn) {
 		}
 		s.mu.Unlock()
 	}()
-	s.serveConn(c)
+	s.serveConn(c, cred)
 }
 
 // refuse answers the first request of a connection over its peer's cap
@@ -337,7 +370,7 @@ type sconn struct {
 	scratch []byte                      // index arrays and small payloads, reused across requests
 	ares    [wire.AtomicResultSize]byte // an atomic's reply, with sc so that it allocates nothing
 	authed  bool
-	peer    *Peer // who the connection comes from, read on its first control call
+	peer    *Peer // who the connection comes from: a Unix peer's, read when accepted (admitAndServe); else read on the first control call
 	// fdw is bw's writer on a Unix socket (nil on TCP): it sends a control
 	// reply's descriptor with the buffered bytes (see control).
 	fdw *fdWriter
@@ -354,7 +387,7 @@ type sconn struct {
 // is as good as with the header: the client queues descriptors in arrival
 // order and gives each to the next reply announcing one.
 type fdWriter struct {
-	uc    *net.UnixConn
+	uc    unixMsgWriter
 	plain io.Writer // the connection's writer for bytes without a descriptor
 	fd    *os.File  // owned; closed once sent or when the connection ends
 }
@@ -374,6 +407,12 @@ func (w *fdWriter) Write(p []byte) (int, error) {
 		return n + m, werr
 	}
 	return max(n, 0), err
+}
+
+// unixMsgWriter is a Unix connection that can send descriptors: a
+// *net.UnixConn, or the quietConn famd serves one through.
+type unixMsgWriter interface {
+	WriteMsgUnix(b, oob []byte, addr *net.UnixAddr) (n, oobn int, err error)
 }
 
 // close releases a descriptor that never went out.
@@ -400,7 +439,9 @@ func fail(code uint32, format string, args ...any) *replyError {
 // that one read(2) brings in the batch and its replies go out in one write.
 const readBuffer = 128 << 10
 
-func (s *Server) serveConn(c net.Conn) {
+// serveConn serves c until it ends. cred, when not nil, is the Unix
+// peer's identity read when c was accepted (see admitAndServe).
+func (s *Server) serveConn(c net.Conn, cred *Peer) {
 	defer c.Close()
 	// The served memory is a shared mapping of a sparse file: if its
 	// filesystem cannot provide a page (tmpfs full, disk full or gone),
@@ -422,12 +463,12 @@ func (s *Server) serveConn(c net.Conn) {
 	// descriptor goes out with it in one sendmsg (fdWriter).
 	var w io.Writer = newRawWriter(c)
 	var fdw *fdWriter
-	if uc, ok := c.(*net.UnixConn); ok {
+	if uc, ok := c.(unixMsgWriter); ok {
 		fdw = &fdWriter{uc: uc, plain: w}
 		w = fdw
 	}
 	sc := &sconn{s: s, c: c, br: bufio.NewReaderSize(r, readBuffer), bw: bufio.NewWriterSize(w, 64<<10),
-		authed: s.opts.Token == "", fdw: fdw}
+		authed: s.opts.Token == "", fdw: fdw, peer: cred}
 	defer fdw.close()
 	s.mu.Lock()
 	if spin != nil {
@@ -734,7 +775,7 @@ func (sc *sconn) atomic(h wire.Header) (*replyError, error) {
 }
 
 func (sc *sconn) openFD(h wire.Header) (*replyError, error) {
-	uc, ok := sc.c.(*net.UnixConn)
+	uc, ok := sc.c.(unixMsgWriter)
 	if !ok || sc.s.opts.FDs == nil {
 		return fail(codeUnimpl, "OpenFD is served on the Unix socket of a server that shares its files"), nil
 	}
