@@ -68,6 +68,21 @@ static int cmpd(const void *a, const void *b)
 
 enum { PUT_S, PUT_L, GET_S, GET_L, FADD, NOPS };
 static const char *opname[NOPS] = {"put 256 B", "put 4 MiB", "get 256 B", "get 4 MiB", "fetch_add"};
+
+/* print_row prints one operation's medians for NONE, RAID1 and RAID5 (s),
+ * the 4 MiB ones in ms, the others in us, and the two ratios to NONE. */
+static void print_row(int op, const double med[3])
+{
+    char cell[3][32];
+    for (int l = 0; l < 3; l++) {
+        if (op == PUT_L || op == GET_L)
+            snprintf(cell[l], sizeof cell[l], "%.2f ms", med[l] * 1e3);
+        else
+            snprintf(cell[l], sizeof cell[l], "%.1f us", med[l] * 1e6);
+    }
+    printf("%-10s %12s %12s %12s %7.2fx %7.2fx\n", opname[op], cell[0], cell[1], cell[2], med[1] / med[0],
+           med[2] / med[0]);
+}
 static const int opiters[NOPS] = {4000, 32, 4000, 32, 4000};
 
 /* The processes whose CPU time is counted with this one's
@@ -182,15 +197,7 @@ static int ops(int rounds)
             if (op == PUT_L)
                 putl[l] = med[l];
         }
-        char cell[3][32];
-        for (int l = 0; l < 3; l++) {
-            if (op == PUT_L || op == GET_L)
-                snprintf(cell[l], sizeof cell[l], "%.2f ms", med[l] * 1e3);
-            else
-                snprintf(cell[l], sizeof cell[l], "%.1f us", med[l] * 1e6);
-        }
-        printf("%-10s %12s %12s %12s %7.2fx %7.2fx\n", opname[op], cell[0], cell[1], cell[2], med[1] / med[0],
-               med[2] / med[0]);
+        print_row(op, med);
     }
     printf("(median of %d rounds; 4 MiB put bandwidth: NONE %.0f, RAID1 %.0f, RAID5 %.0f MiB/s)\n", rounds, 4 / putl[0],
            4 / putl[1], 4 / putl[2]);
@@ -205,15 +212,7 @@ static int ops(int rounds)
             qsort(s, rounds, sizeof *s, cmpd);
             med[l] = s[rounds / 2];
         }
-        char cell[3][32];
-        for (int l = 0; l < 3; l++) {
-            if (op == PUT_L || op == GET_L)
-                snprintf(cell[l], sizeof cell[l], "%.2f ms", med[l] * 1e3);
-            else
-                snprintf(cell[l], sizeof cell[l], "%.1f us", med[l] * 1e6);
-        }
-        printf("%-10s %12s %12s %12s %7.2fx %7.2fx\n", opname[op], cell[0], cell[1], cell[2], med[1] / med[0],
-               med[2] / med[0]);
+        print_row(op, med);
     }
     for (int l = 0; l < 3; l++)
         if (fam_destroy_region(r[l]) != 0)
