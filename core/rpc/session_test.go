@@ -44,6 +44,12 @@ func openSession(t *testing.T, c pb.FamClient) (pb.Fam_SessionClient, context.Co
 	return stream, metadata.AppendToOutgoingContext(ctx(t), rpc.MDSession, strconv.FormatUint(ev.GetSession(), 10)), endSession
 }
 
+// itemKey is the key of the item a successful call (res) returned.
+func itemKey(t *testing.T, what string, res result[*pb.ItemReply]) string {
+	t.Helper()
+	return string(res.ok(t, what).GetItem().GetKey())
+}
+
 func TestSessionEndRevokesItsKeysOnly(t *testing.T) {
 	d, c := start(t, embed.Options{})
 	r := createRegion(t, c, "sess", 1<<20, 0o600)
@@ -77,12 +83,9 @@ func TestSessionNotToldOfItsOwnClose(t *testing.T) {
 	_, c := start(t, embed.Options{})
 	r := createRegion(t, c, "own", 1<<20, 0o600)
 	stream, inSession, _ := openSession(t, c)
-	key := func(what string, res result[*pb.ItemReply]) string {
-		return string(res.ok(t, what).GetItem().GetKey())
-	}
-	closed := key("Allocate", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o600})))
-	kept := key("Lookup", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "own"})))
-	other := key("Lookup", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "own"})))
+	closed := itemKey(t, "Allocate", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o600})))
+	kept := itemKey(t, "Lookup", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "own"})))
+	other := itemKey(t, "Lookup", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "own"})))
 	check(c.CloseItem(inSession, &pb.KeyRequest{Key: []byte(closed)})).ok(t, "CloseItem in its session")
 	check(c.CloseItem(ctx(t), &pb.KeyRequest{Key: []byte(other)})).ok(t, "CloseItem outside its session")
 	check(c.ChangeItemPermissions(inSession, &pb.ChangeItemPermissionsRequest{Key: []byte(kept), Mode: 0o640})).ok(t, "ChangeItemPermissions")
@@ -118,12 +121,9 @@ func TestSessionNotToldOfItsOwnDeallocate(t *testing.T) {
 	_, c := start(t, embed.Options{})
 	r := createRegion(t, c, "ownfree", 1<<20, 0o600)
 	stream, inSession, _ := openSession(t, c)
-	key := func(what string, res result[*pb.ItemReply]) string {
-		return string(res.ok(t, what).GetItem().GetKey())
-	}
-	freed := key("Allocate a", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o600})))
-	sibling := key("Lookup a", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "ownfree"})))
-	outside := key("Allocate b", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "b", Size: 4096, Mode: 0o600})))
+	freed := itemKey(t, "Allocate a", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "a", Size: 4096, Mode: 0o600})))
+	sibling := itemKey(t, "Lookup a", check(c.Lookup(inSession, &pb.LookupRequest{Item: "a", Region: "ownfree"})))
+	outside := itemKey(t, "Allocate b", check(c.Allocate(inSession, &pb.AllocateRequest{RegionId: r.GetId(), Name: "b", Size: 4096, Mode: 0o600})))
 	check(c.Deallocate(inSession, &pb.KeyRequest{Key: []byte(freed)})).ok(t, "Deallocate a in its session")
 	check(c.Deallocate(ctx(t), &pb.KeyRequest{Key: []byte(outside)})).ok(t, "Deallocate b outside its session")
 	var got []string
