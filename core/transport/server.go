@@ -169,22 +169,16 @@ func acceptRetryable(err error) bool {
 }
 
 // peerOf names the peer a connection counts against: the uid the kernel
-// reports for a Unix socket (SO_PEERCRED), the source IP address on TCP.
-func peerOf(c net.Conn) string {
+// reports for a Unix socket (SO_PEERCRED, read once by the caller into
+// cred, whose known says whether the kernel answered), the source IP
+// address on TCP.
+func peerOf(c net.Conn, cred Peer, known bool) string {
 	switch c := c.(type) {
 	case *net.UnixConn:
-		rc, err := c.SyscallConn()
-		if err != nil {
+		if !known {
 			return "unix peer (unknown uid)"
 		}
-		var cred *unix.Ucred
-		var cerr error
-		if err := rc.Control(func(fd uintptr) {
-			cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		}); err != nil || cerr != nil {
-			return "unix peer (unknown uid)"
-		}
-		return "uid " + strconv.FormatUint(uint64(cred.Uid), 10)
+		return "uid " + strconv.FormatUint(uint64(cred.UID), 10)
 	case *net.TCPConn:
 		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 			return "address " + a.IP.String()
@@ -205,10 +199,10 @@ func peerOf(c net.Conn) string {
 // (issue 19). Its peer's credentials are read before, from the
 // *net.UnixConn (they are fixed at connect time).
 func (s *Server) admitAndServe(c net.Conn) {
-	peer := peerOf(c)
+	p, known := peerCred(c)
+	peer := peerOf(c, p, known)
 	var cred *Peer
 	if uc, ok := c.(*net.UnixConn); ok {
-		p := peerCred(uc)
 		cred = &p
 		if q, err := newQuietConn(uc); err == nil {
 			// Close must find the connection that now holds the socket.
@@ -822,7 +816,7 @@ func (sc *sconn) control(h wire.Header) (*replyError, error) {
 		return fail(codeUnimpl, "this server serves no control calls on its data plane"), nil
 	}
 	if sc.peer == nil {
-		p := peerCred(sc.c)
+		p, _ := peerCred(sc.c)
 		sc.peer = &p
 	}
 	rep, f, off, size, rights, cerr := ctl.Control(*sc.peer, h.Arg[0], h.Arg[1], req)
@@ -875,24 +869,26 @@ func (sc *sconn) control(h wire.Header) (*replyError, error) {
 }
 
 // peerCred says who c comes from: the kernel's uid and gid of a Unix
-// peer; on TCP only that it is not one.
-func peerCred(c net.Conn) Peer {
+// peer; on TCP only that it is not one. known is false when c is a Unix
+// connection whose credentials could not be read: p is then an identity
+// that owns nothing.
+func peerCred(c net.Conn) (p Peer, known bool) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
-		return Peer{}
+		return Peer{}, false
 	}
-	// An unreadable credential leaves an identity that owns nothing.
-	p := Peer{Unix: true, UID: 1<<32 - 2, GID: 1<<32 - 2}
+	p = Peer{Unix: true, UID: 1<<32 - 2, GID: 1<<32 - 2}
 	rc, err := uc.SyscallConn()
 	if err != nil {
-		return p
+		return p, false
 	}
 	rc.Control(func(fd uintptr) {
 		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
 			p.UID, p.GID = cred.Uid, cred.Gid
+			known = true
 		}
 	})
-	return p
+	return p, known
 }
 
 // observe tells o of the request h answered with status and a reply
