@@ -62,13 +62,15 @@ echo "   ${ppbw} MB/s"
 # connection, on two at once, and on one with 16 MiB socket buffers. Every
 # TCP-based provider moves its bytes through the same two kernel copies,
 # so none can beat the best of these on this host.
-tcpbw=
+tcpbw= tcpcpu=
 if command -v cc >/dev/null && cc -O2 -o "$tmp/tcpbw" tests/tcpbw.c; then
 	echo "== tests/tcpbw.c: streaming TCP on loopback, one way, 4 MiB writes, 2 s each"
 	"$tmp/tcpbw" 1 0 2 | tee "$tmp/tcpbw.out"
 	"$tmp/tcpbw" 2 0 2 | tee -a "$tmp/tcpbw.out"
 	"$tmp/tcpbw" 1 16777216 2 | tee -a "$tmp/tcpbw.out"
 	tcpbw=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "GB/s") print $(i-1) }' "$tmp/tcpbw.out" | sort -g | tail -1)
+	# The least CPU time per MiB (both ends) of the three.
+	tcpcpu=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "us" && $(i+1) == "CPU") print $(i-1) }' "$tmp/tcpbw.out" | sort -g | head -1)
 else
 	echo "== tests/tcpbw.c: no C compiler, the streaming-TCP ceiling is not measured"
 fi
@@ -110,6 +112,12 @@ awk -v bw="$tcpbw" -v tg="$(mbs 'BenchmarkTCPGet4M')" -v g="$(mbs 'BenchmarkGet4
 	if (tg != "") printf "  request/response over one plain TCP connection has %.2fx of the streaming figure", tg/1000/bw
 	if (tg != "" && g != "") printf ", the fabric'"'"'s get %.2fx", g/1000/bw
 	if (tg != "") printf "\n" }'
+# CPU time per MiB moved (both ends): what 4 GB/s would need in cores.
+cpu() { awk -v n="$1" '$1 ~ "^"n"-" { for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i-1) }' "$tmp/bench"; }
+awk -v c="$tcpcpu" -v n="$(nproc)" -v tg="$(cpu 'BenchmarkTCPGet4M')" -v g="$(cpu 'BenchmarkGet4M/tcp;ofi_rxm')" -v p="$(cpu 'BenchmarkPut4M/tcp;ofi_rxm')" 'BEGIN {
+	if (c == "") exit
+	printf "CPU per MiB moved (both ends): streaming TCP %.0f us (%.2f ns a byte for each of the two copies, TCP included): 4 GB/s needs %.1f cores at that, the host has %d\n", c, c*1000/1048576/2, 4e9/1048576*c/1e6, n
+	if (tg != "" && g != "") printf "  request/response over plain TCP %.0f us, the fabric'"'"'s get %.0f us, put %.0f us\n", tg/4, g/4, p/4 }'
 for prov in "tcp;ofi_rxm" sockets shm; do
 	awk -v prov="$prov" -v g="$(mbs "BenchmarkGet4M/$prov")" -v p="$(mbs "BenchmarkPut4M/$prov")" 'BEGIN {
 		if (g == "") { printf "4 MiB over %s: not measured (provider absent)\n", prov; exit }
