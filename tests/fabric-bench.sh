@@ -68,6 +68,9 @@ if command -v cc >/dev/null && cc -O2 -o "$tmp/tcpbw" tests/tcpbw.c; then
 	"$tmp/tcpbw" 1 0 2 | tee "$tmp/tcpbw.out"
 	"$tmp/tcpbw" 2 0 2 | tee -a "$tmp/tcpbw.out"
 	"$tmp/tcpbw" 1 16777216 2 | tee -a "$tmp/tcpbw.out"
+	# What one core copies in user space, and two at once (whether
+	# overlapping the sender's and the receiver's copies can pay here).
+	"$tmp/tcpbw" memcpy
 	tcpbw=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "GB/s") print $(i-1) }' "$tmp/tcpbw.out" | sort -g | tail -1)
 	# The least CPU time per MiB (both ends) of the three.
 	tcpcpu=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "us" && $(i+1) == "CPU") print $(i-1) }' "$tmp/tcpbw.out" | sort -g | head -1)
