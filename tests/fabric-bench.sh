@@ -71,6 +71,10 @@ if command -v cc >/dev/null && cc -O2 -o "$tmp/tcpbw" tests/tcpbw.c; then
 	# What one core copies in user space, and two at once (whether
 	# overlapping the sender's and the receiver's copies can pay here).
 	"$tmp/tcpbw" memcpy
+	# Request/response in C (the 4 MiB get's pattern without Go or
+	# libfabric), with the two copies overlapping and, "late", not.
+	"$tmp/tcpbw" rr
+	"$tmp/tcpbw" rr late
 	tcpbw=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "GB/s") print $(i-1) }' "$tmp/tcpbw.out" | sort -g | tail -1)
 	# The least CPU time per MiB (both ends) of the three.
 	tcpcpu=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "us" && $(i+1) == "CPU") print $(i-1) }' "$tmp/tcpbw.out" | sort -g | head -1)

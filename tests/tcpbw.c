@@ -7,6 +7,7 @@
  *
  *   tcpbw [conns [bufsize [seconds]]]
  *   tcpbw memcpy
+ *   tcpbw rr [late]
  *
  * conns connections at once (default 1; sender i and receiver i each run
  * in their own process), bufsize sets SO_SNDBUF and SO_RCVBUF (0, the
@@ -94,10 +95,82 @@ static int memcpymode(void)
 	return 0;
 }
 
+/*
+ * tcpbw rr [late]: request/response, as a 4 MiB get: the client sends 16
+ * bytes, the server answers 4 MiB, for 2 s, both sockets with 16 MiB
+ * buffers. With "late" the client reads the answer only once the server
+ * has written all of it (the server says so over a pipe): the two copies
+ * never overlap, to compare their CPU cost with overlapping ones.
+ */
+static int rrmode(int late)
+{
+	int bufsz = 16 << 20;
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	socklen_t al = sizeof a;
+	if (l < 0 || bind(l, (void *)&a, sizeof a) || listen(l, 1) || getsockname(l, (void *)&a, &al))
+		die("listen");
+	int done[2];
+	if (pipe(done))
+		die("pipe");
+	char req[16] = {0};
+	if (fork() == 0) { /* server */
+		int c = accept(l, 0, 0);
+		if (c < 0)
+			die("accept");
+		setsockopt(c, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof bufsz);
+		char *b = malloc(SZ);
+		memset(b, 1, SZ);
+		while (read(c, req, sizeof req) == sizeof req) {
+			for (size_t o = 0; o < SZ;) {
+				ssize_t n = write(c, b + o, SZ - o);
+				if (n <= 0)
+					die("write");
+				o += n;
+			}
+			if (late && write(done[1], "x", 1) != 1)
+				die("pipe write");
+		}
+		_exit(0);
+	}
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(s, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof bufsz);
+	if (s < 0 || connect(s, (void *)&a, sizeof a))
+		die("connect");
+	char *b = malloc(SZ);
+	memset(b, 2, SZ);
+	double t0 = now(), c0 = cpu(RUSAGE_SELF);
+	long k = 0;
+	while (now() - t0 < 2) {
+		if (write(s, req, sizeof req) != sizeof req)
+			die("request");
+		char x;
+		if (late && read(done[0], &x, 1) != 1)
+			die("pipe read");
+		for (size_t o = 0; o < SZ;) {
+			ssize_t n = read(s, b + o, SZ - o);
+			if (n <= 0)
+				die("read");
+			o += n;
+		}
+		k++;
+	}
+	double dt = now() - t0, cc = cpu(RUSAGE_SELF) - c0;
+	close(s);
+	while (wait(0) > 0)
+		;
+	double c = cc + cpu(RUSAGE_CHILDREN);
+	printf("tcpbw rr%s: %.2f GB/s request/response 4 MiB, %.0f us CPU per MiB (both ends), %.2f s\n",
+	       late ? " late" : "", k * (double)SZ / dt / 1e9, c / (k * 4.0) * 1e6, dt);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "memcpy") == 0)
 		return memcpymode();
+	if (argc > 1 && strcmp(argv[1], "rr") == 0)
+		return rrmode(argc > 2 && strcmp(argv[2], "late") == 0);
 	int conns = argc > 1 ? atoi(argv[1]) : 1;
 	int bufsz = argc > 2 ? atoi(argv[2]) : 0;
 	double secs = argc > 3 ? atof(argv[3]) : 2;
