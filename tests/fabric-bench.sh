@@ -2,8 +2,9 @@
 # Loopback figures of the libfabric data plane (core/fabric, issue 15), in
 # one run beside fi_pingpong: 256-byte get over tcp;ofi_rxm against the
 # pingpong round trip (goal <= 1.1x), 4 MiB get and put (goal >= 4 GB/s)
-# against fi_pingpong's 4 MiB rate and against the same transfers over one
-# plain TCP connection without libfabric (the kernel's ceiling here), and
+# against fi_pingpong's 4 MiB rate, against the same transfers over one
+# plain TCP connection without libfabric, and against one-way streaming TCP
+# with no protocol (tests/tcpbw.c, the kernel's ceiling here), and
 # over two endpoint pairs at once (what several connections could give),
 # fetch_add against the 256-byte get (goal <= 1.1x), the shm provider's
 # 8-byte get, and the idle CPU of an open endpoint pair over 10 s (in one
@@ -56,6 +57,33 @@ echo "== fi_pingpong -p \"tcp;ofi_rxm\" -e rdm -S 4194304 -I 200"
 ppbw=$(PP_COL=6 pp "tcp;ofi_rxm" 4194304 200)
 echo "   ${ppbw} MB/s"
 
+# The ceiling: one-way streaming TCP over loopback with no protocol at all
+# (tests/tcpbw.c: 4 MiB write()s back to back, two processes), on one
+# connection, on two at once, and on one with 16 MiB socket buffers. Every
+# TCP-based provider moves its bytes through the same two kernel copies,
+# so none can beat the best of these on this host.
+tcpbw= tcpcpu= rrcpu=
+if command -v cc >/dev/null && cc -O2 -o "$tmp/tcpbw" tests/tcpbw.c; then
+	echo "== tests/tcpbw.c: streaming TCP on loopback, one way, 4 MiB writes, 2 s each"
+	"$tmp/tcpbw" 1 0 2 | tee "$tmp/tcpbw.out"
+	"$tmp/tcpbw" 2 0 2 | tee -a "$tmp/tcpbw.out"
+	"$tmp/tcpbw" 1 16777216 2 | tee -a "$tmp/tcpbw.out"
+	# What one core copies in user space, and two at once (whether
+	# overlapping the sender's and the receiver's copies can pay here).
+	"$tmp/tcpbw" memcpy
+	# Request/response in C (the 4 MiB get's pattern without Go or
+	# libfabric), with the two copies overlapping and, "late", not.
+	"$tmp/tcpbw" rr | tee "$tmp/rr.out"
+	"$tmp/tcpbw" rr late | tee -a "$tmp/rr.out"
+	tcpbw=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "GB/s") print $(i-1) }' "$tmp/tcpbw.out" | sort -g | tail -1)
+	# The least CPU time per MiB (both ends) of the three.
+	tcpcpu=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "us" && $(i+1) == "CPU") print $(i-1) }' "$tmp/tcpbw.out" | sort -g | head -1)
+	# CPU time per MiB of C request/response, overlapping and not.
+	rrcpu=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "us" && $(i+1) == "CPU") print $(i-1) }' "$tmp/rr.out" | paste -sd/)
+else
+	echo "== tests/tcpbw.c: no C compiler, the streaming-TCP ceiling is not measured"
+fi
+
 echo "== go test -bench (core/fabric, -benchtime $benchtime)"
 go test -c -o "$tmp/fabric.test" ./core/fabric/
 "$tmp/fabric.test" -test.run '^$' -test.bench 'Get256|Get8|Get4M|Put4M|TCPGet4M|TCPPut4M|FetchAdd' \
@@ -86,6 +114,19 @@ awk -v g="$(mbs 'BenchmarkGet4M/tcp;ofi_rxm')" -v p="$(mbs 'BenchmarkPut4M/tcp;o
 	printf "4 MiB over tcp;ofi_rxm against fi_pingpong'"'"'s %.2f GB/s: get %.2fx, put %.2fx\n", pp/1000, g/pp, p/pp
 	if (tg != "") printf "  plain TCP on loopback (one connection, no libfabric): get %.2f GB/s, put %.2f GB/s: the fabric has %.2fx, %.2fx of it\n", tg/1000, tp/1000, g/tg, p/tp
 	if (g2 != "") printf "  split over two endpoint pairs at once: get %.2f GB/s, put %.2f GB/s\n", g2/1000, p2/1000 }'
+awk -v bw="$tcpbw" -v tg="$(mbs 'BenchmarkTCPGet4M')" -v g="$(mbs 'BenchmarkGet4M/tcp;ofi_rxm')" 'BEGIN {
+	if (bw == "") exit
+	printf "the goal'"'"'s 4 GB/s against the ceiling, streaming TCP one way with no protocol (best of tests/tcpbw.c'"'"'s three): %.2f GB/s", bw
+	if (bw < 4) printf ": 4 GB/s is beyond any TCP-based provider on this host now\n"; else printf ": 4 GB/s is within it\n"
+	if (tg != "") printf "  request/response over one plain TCP connection has %.2fx of the streaming figure", tg/1000/bw
+	if (tg != "" && g != "") printf ", the fabric'"'"'s get %.2fx", g/1000/bw
+	if (tg != "") printf "\n" }'
+# CPU time per MiB moved (both ends): what 4 GB/s would need in cores.
+cpu() { awk -v n="$1" '$1 ~ "^"n"-" { for (i = 1; i <= NF; i++) if ($i == "cpu-us/op") print $(i-1) }' "$tmp/bench"; }
+awk -v c="$tcpcpu" -v rr="$rrcpu" -v n="$(nproc)" -v tg="$(cpu 'BenchmarkTCPGet4M')" -v g="$(cpu 'BenchmarkGet4M/tcp;ofi_rxm')" -v p="$(cpu 'BenchmarkPut4M/tcp;ofi_rxm')" 'BEGIN {
+	if (c == "") exit
+	printf "CPU per MiB moved (both ends): streaming TCP %.0f us (%.2f ns a byte for each of the two copies, TCP included): 4 GB/s needs %.1f cores at that, the host has %d\n", c, c*1000/1048576/2, 4e9/1048576*c/1e6, n
+	if (tg != "" && g != "") printf "  request/response over plain TCP %.0f us (in C: %s us, the second with the copies never overlapping), the fabric'"'"'s get %.0f us, put %.0f us\n", tg/4, rr, g/4, p/4 }'
 for prov in "tcp;ofi_rxm" sockets shm; do
 	awk -v prov="$prov" -v g="$(mbs "BenchmarkGet4M/$prov")" -v p="$(mbs "BenchmarkPut4M/$prov")" 'BEGIN {
 		if (g == "") { printf "4 MiB over %s: not measured (provider absent)\n", prov; exit }
