@@ -326,7 +326,7 @@ func (c *Client) call(h wire.Header, op wire.Op, dst, payload []byte) (*req, err
 func (r *req) put() {
 	r.op, r.dst, r.fd, r.cc, r.id, r.err, r.wake, r.lazy = 0, nil, nil, nil, 0, nil, nil, false
 	r.pay[0] = nil
-	r.deadline = time.Time{}
+	r.deadline = 0
 	r.fin.Store(false)
 	reqs.Put(r)
 }
@@ -730,7 +730,7 @@ type req struct {
 	fd       *os.File
 	cc       *cconn
 	id       uint64
-	deadline time.Time
+	deadline int64         // on monoNow's clock (see monoDeadline)
 	err      error         // the outcome, final once fin is set
 	fin      atomic.Bool   // completed
 	wake     chan struct{} // made by a waiter that must block; cc.mu guards it
@@ -793,7 +793,7 @@ func (r *req) wait() error {
 	}
 	wake := r.wake
 	cc.mu.Unlock()
-	t := time.NewTimer(time.Until(r.deadline))
+	t := time.NewTimer(time.Duration(r.deadline - monoNow()))
 	defer t.Stop()
 	select {
 	case <-wake:
@@ -817,7 +817,7 @@ type cconn struct {
 	rw *rawWriter // writes small batches to c (see rawio.go); cc.wmu's holder uses it
 
 	wmu    sync.Mutex            // serialises writes to the socket and guards the fields below
-	wdl    int64                 // write deadline now set, in Unix nanoseconds; 0: none
+	wdl    int64                 // write deadline now set, on monoNow's clock; 0: none
 	whdr   [wire.HeaderSize]byte // a large frame's header
 	wv     net.Buffers           // a large frame's pieces
 	wva    [3][]byte             // backs wv
@@ -825,11 +825,11 @@ type cconn struct {
 
 	qmu        sync.Mutex    // guards the write queue; taken after wmu
 	wq         batch         // queued frames (see queue)
-	wqDeadline time.Time     // deadline of the first queued frame
+	wqDeadline int64         // deadline of the first queued frame (monoNow's clock)
 	queued     atomic.Bool   // wq is not empty; read without locks
 	flushKick  chan struct{} // asks the flusher to write the queue
 
-	rdl int64 // read deadline now set, in Unix nanoseconds (0: none); the read role's holder owns it
+	rdl int64 // read deadline now set, on monoNow's clock (0: none); the read role's holder owns it
 
 	lastSend atomic.Int64 // when a frame was last sent, on monoNow's clock
 
@@ -958,10 +958,13 @@ const lazyDelay = 200 * time.Microsecond
 // send registers r and writes its frame as mode says. A write failure
 // fails the whole connection, which completes r with the error.
 func (cc *cconn) send(h wire.Header, r *req, mode sendMode, payload ...[]byte) {
-	now := time.Now()
+	// One monotonic clock read dates the request and the send: time.Now
+	// (two clocks) and time.Time's arithmetic cost more on every small
+	// request.
+	now := monoNow()
 	r.cc = cc
-	r.deadline = now.Add(cc.cl.opts.Timeout)
-	cc.lastSend.Store(int64(now.Sub(monoBase))) // monoNow's clock, with no second clock read
+	r.deadline = monoDeadline(now, cc.cl.opts.Timeout)
+	cc.lastSend.Store(now)
 	plen := 0
 	for _, p := range payload {
 		plen += len(p)
@@ -1211,20 +1214,20 @@ func (cc *cconn) flushLocked() error {
 // flushLocked; cc.wmu must be held and the queue found empty. A blocking
 // call's request thus skips the queue: two lock round trips and two
 // stores of the queued flag fewer before it goes out.
-func (cc *cconn) writeAlone(h *wire.Header, deadline time.Time, payload [][]byte) error {
+func (cc *cconn) writeAlone(h *wire.Header, deadline int64, payload [][]byte) error {
 	q := &cc.wspare
 	q.add(h, payload, false)
 	cc.setWriteDeadline(deadline)
 	return q.writeTo(cc.rw)
 }
 
-// setWriteDeadline makes writes time out at t or up to the slack before
-// it; cc.wmu must be held.
-func (cc *cconn) setWriteDeadline(t time.Time) {
+// setWriteDeadline makes writes time out at n (monoNow's clock) or up to
+// the slack before it; cc.wmu must be held.
+func (cc *cconn) setWriteDeadline(n int64) {
 	// Compared as nanoseconds: cheaper than time.Time's arithmetic on
 	// every small request.
-	if n := t.UnixNano(); cc.wdl > n || cc.wdl < n-int64(cc.slack()) {
-		cc.c.SetWriteDeadline(t)
+	if cc.wdl > n || cc.wdl < n-int64(cc.slack()) {
+		cc.c.SetWriteDeadline(monoTime(n))
 		cc.wdl = n
 	}
 }
@@ -1275,18 +1278,18 @@ func (cc *cconn) release() {
 // is always caught within the timeout.
 func (cc *cconn) slack() time.Duration { return cc.cl.opts.Timeout / 64 }
 
-// setReadDeadline makes reads by the role's holder time out at t, or up
-// to the slack before it (never, when t is zero).
-func (cc *cconn) setReadDeadline(t time.Time) {
-	if t.IsZero() {
+// setReadDeadline makes reads by the role's holder time out at n
+// (monoNow's clock), or up to the slack before it (never, when n is 0).
+func (cc *cconn) setReadDeadline(n int64) {
+	if n == 0 {
 		if cc.rdl != 0 {
-			cc.c.SetReadDeadline(t)
+			cc.c.SetReadDeadline(time.Time{})
 			cc.rdl = 0
 		}
 		return
 	}
-	if n := t.UnixNano(); cc.rdl == 0 || cc.rdl > n || cc.rdl < n-int64(cc.slack()) {
-		cc.c.SetReadDeadline(t)
+	if cc.rdl == 0 || cc.rdl > n || cc.rdl < n-int64(cc.slack()) {
+		cc.c.SetReadDeadline(monoTime(n))
 		cc.rdl = n
 	}
 }
@@ -1342,7 +1345,7 @@ func (cc *cconn) background() {
 				// gets its own lazyDelay, or the reader would take
 				// the reply from under a fam_quiet about to read it
 				// and hand it over instead.
-				if d := cc.lazyHold(time.Now(), delay); d > 0 {
+				if d := cc.lazyHold(monoNow(), delay); d > 0 {
 					lazyTimer.Reset(d)
 					goto hold
 				}
@@ -1372,7 +1375,7 @@ func (cc *cconn) background() {
 				return
 			}
 		}
-		cc.setReadDeadline(time.Time{}) // the waiters time their requests out
+		cc.setReadDeadline(0) // the waiters time their requests out
 		for {
 			if _, err := cc.readFrame(); err != nil {
 				cc.teardown(err)
@@ -1403,7 +1406,7 @@ func (cc *cconn) background() {
 // connection's lazyDelay) ago, what is left of its window; otherwise 0. Only a lone request is
 // waited for, so that a burst of lazy frames whose callers never wait is
 // still written and read within lazyDelay of its first kick.
-func (cc *cconn) lazyHold(now time.Time, delay time.Duration) time.Duration {
+func (cc *cconn) lazyHold(now int64, delay time.Duration) time.Duration {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.reading || cc.pending.len() != 1 {
@@ -1413,13 +1416,13 @@ func (cc *cconn) lazyHold(now time.Time, delay time.Duration) time.Duration {
 	if r == nil || !r.lazy {
 		return 0
 	}
-	return lazyLeft(r.deadline.Add(-cc.cl.opts.Timeout), now, delay)
+	return lazyLeft(r.deadline-int64(cc.cl.opts.Timeout), now, delay)
 }
 
 // lazyLeft is what is left at now of the delay-long window of a lazy
-// frame sent at sent, 0 once it has passed.
-func lazyLeft(sent, now time.Time, delay time.Duration) time.Duration {
-	if d := sent.Add(delay).Sub(now); d > 0 {
+// frame sent at sent (both on monoNow's clock), 0 once it has passed.
+func lazyLeft(sent, now int64, delay time.Duration) time.Duration {
+	if d := time.Duration(sent + int64(delay) - now); d > 0 {
 		return d
 	}
 	return 0

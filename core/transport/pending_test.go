@@ -61,11 +61,11 @@ func TestPendingSet(t *testing.T) {
 // then for what is left of its own window.
 func TestLazyHold(t *testing.T) {
 	const timeout = 30 * time.Second
-	now := time.Unix(1000, 0)
+	now := int64(1000 * time.Second) // on monoNow's clock
 	lone := func(age time.Duration, lazy bool) *cconn {
 		cc := &cconn{cl: &Client{opts: ClientOptions{Timeout: timeout}}}
 		cc.nextID = 7
-		cc.pending.add(&req{id: 7, lazy: lazy, deadline: now.Add(-age).Add(timeout)})
+		cc.pending.add(&req{id: 7, lazy: lazy, deadline: now - int64(age) + int64(timeout)})
 		return cc
 	}
 	if d := lone(50*time.Microsecond, true).lazyHold(now, lazyDelay); d != lazyDelay-50*time.Microsecond {
@@ -84,7 +84,7 @@ func TestLazyHold(t *testing.T) {
 	}
 	cc = lone(10*time.Microsecond, true)
 	cc.nextID = 8
-	cc.pending.add(&req{id: 8, lazy: true, deadline: now.Add(timeout)})
+	cc.pending.add(&req{id: 8, lazy: true, deadline: now + int64(timeout)})
 	if d := cc.lazyHold(now, lazyDelay); d != 0 {
 		t.Errorf("with two lazy frames outstanding: hold %v, want 0", d)
 	}

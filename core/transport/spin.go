@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"runtime"
 	"sync/atomic"
@@ -87,6 +88,21 @@ var monoBase = time.Now()
 // the polling reads and the server's reply path call it on every small
 // request.
 func monoNow() int64 { return int64(time.Since(monoBase)) }
+
+// monoDeadline is the instant d after now on monoNow's clock, saturating
+// rather than wrapping for a timeout too long to add.
+func monoDeadline(now int64, d time.Duration) int64 {
+	if int64(d) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + int64(d)
+}
+
+// monoTime is the time.Time of n on monoNow's clock, for the socket
+// deadlines: monoBase carries a monotonic reading, so the net package
+// times the deadline on the monotonic clock, as one from time.Now would
+// be.
+func monoTime(n int64) time.Time { return monoBase.Add(time.Duration(n)) }
 
 // minSpin is the window below which polling stops until a request comes
 // back quickly.
