@@ -579,7 +579,10 @@ func (p *redundantPlane) Atomic(key transport.Key, off uint64, kind amo.Kind, op
 	var out []byte
 	var err error
 	if p.level == RAID5 {
-		out, err = p.through5(key, pc, transport.RaidAtomic, arg, args[:], transport.RaidDegradedAtomic, uint64(pc.Server)|arg<<8, res[:])
+		// Copies: RAID5's requests keep their buffers (through5), which
+		// would move args and res to the heap on RAID1's path too.
+		a5, r5 := args, res
+		out, err = p.through5(key, pc, transport.RaidAtomic, arg, a5[:], transport.RaidDegradedAtomic, uint64(pc.Server)|arg<<8, r5[:])
 	} else {
 		out, err = p.atomic1(key, pc, arg, args[:], res[:])
 	}
@@ -594,7 +597,9 @@ func (p *redundantPlane) Atomic(key transport.Key, off uint64, kind amo.Kind, op
 
 // atomic1 executes a RAID1 atomic at the primary copy, or at the mirror
 // when the primary is down or not current; the executing copy forwards
-// the word to the other before answering.
+// the word to the other before answering. The result goes into dst;
+// args and dst are copied to and from the request (RaidSmall), so that
+// they stay on the caller's stack.
 func (p *redundantPlane) atomic1(key transport.Key, pc stripe.Piece, arg uint64, args, dst []byte) ([]byte, error) {
 	var extra uint64 // only bit 63: the primary answered not current
 	bounces := 0
@@ -614,12 +619,12 @@ func (p *redundantPlane) atomic1(key transport.Key, pc stripe.Piece, arg uint64,
 			break
 		}
 		c, err := p.client(s)
-		var out []byte
+		n := 0
 		if err == nil {
-			out, err = c.Raid(transport.RaidAtomic, k, pc.Off, arg, mask&^(1<<63), args, dst)
+			n, err = c.RaidSmall(transport.RaidAtomic, k, pc.Off, arg, mask&^(1<<63), args, dst)
 		}
 		if err == nil {
-			return out, nil
+			return dst[:n], nil
 		}
 		lastErr = err
 		var pd *transport.PeerDownError

@@ -7,7 +7,9 @@
 #  1. raidbench ops: put and get of 256 B and 4 MiB and fetch_add on NONE,
 #     RAID1 and RAID5 regions, in turns, median of ROUNDS rounds, with the
 #     ratios to NONE (the issue asks RAID1 put <= 1.3x, get <= 1.05x,
-#     fetch_add <= 1.5x).
+#     fetch_add <= 1.5x). The small operations stay on one server for 256
+#     in a row; "fadd rot" moves to the next server on every fetch_add,
+#     which then pays a sleeping server's wake-up (tests/raid/raidbench.c).
 #  2. RAID5: fill a region (4 MiB put bandwidth), read it whole, kill -9
 #     memory famd 3 and read it whole again (degraded-read bandwidth, by
 #     reconstruction), restart memory famd 3 and time its rebuild.

@@ -56,7 +56,9 @@ type MemoryOptions struct {
 	ShutdownTimeout time.Duration
 	// Logf receives one line per notable event; nil is silent.
 	Logf func(format string, args ...any)
-	// WarnLogf, MaxConnsPerPeer and DataSpin are as in Options.
+	// WarnLogf, MaxConnsPerPeer and DataSpin are as in Options; DataSpin
+	// is also how long a forward to a peer memory server polls for its
+	// reply (memserver.Options.PeerSpin).
 	WarnLogf        func(format string, args ...any)
 	MaxConnsPerPeer int
 	DataSpin        time.Duration
@@ -130,7 +132,8 @@ func StartMemory(opts MemoryOptions) (_ *Memory, err error) {
 	}
 	m.unlock = unlock
 	cleanup = append(cleanup, unlock)
-	ms, err := memserver.New(memserver.Options{DataDir: opts.DataDir, ShmDir: opts.ShmDir, Logf: opts.Logf, Token: opts.Token})
+	ms, err := memserver.New(memserver.Options{DataDir: opts.DataDir, ShmDir: opts.ShmDir, Logf: opts.Logf, Token: opts.Token,
+		PeerSpin: opts.DataSpin})
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,14 @@ type Options struct {
 	// exposed on (famd --provider); every key forgotten here is withdrawn
 	// from it too. SetFabric sets it later.
 	Fabric transport.FabricServer
+	// PeerSpin is how long a request forwarding to a peer (a RAID1
+	// atomic's word to the other copy, a RAID5 parity delta) polls the
+	// peer connection for the reply before parking (transport's
+	// ClientOptions.Spin); famd gives its data plane's --spin. The
+	// forward is on the client's critical path: a parked forwarder costs
+	// a wake-up (and on famd's Unix connections a park through a
+	// duplicate descriptor) on every redundant atomic. 0: never polls.
+	PeerSpin time.Duration
 }
 
 // Server is a memory server: segments, granted keys, and the Memory

@@ -314,7 +314,7 @@ const (
 )
 
 // Raid implements transport.RaidHandler.
-func (s *Server) Raid(h wire.Header, payload []byte) ([]byte, error) {
+func (s *Server) Raid(h wire.Header, payload, buf []byte) ([]byte, error) {
 	sub := h.Arg[0]
 	if sub >= transport.RaidPeerRead {
 		return s.peerOp(h, payload)
@@ -332,7 +332,7 @@ func (s *Server) Raid(h wire.Header, payload []byte) ([]byte, error) {
 	down := h.Arg[3]
 	switch sub {
 	case transport.RaidAtomic:
-		return s.atomic(g, c, h.Arg[1], h.Arg[2], down, payload)
+		return s.atomic(g, c, h.Arg[1], h.Arg[2], down, payload, buf)
 	case transport.RaidPut5:
 		if c.level != levelRAID5 {
 			return nil, errorf(codeInvalid, "RAID5 write on a RAID%d region", c.level)
@@ -388,8 +388,9 @@ func isDown(mask uint64, i int) bool { return i < 64 && mask&(1<<uint(i)) != 0 }
 
 // atomic executes an atomic at this copy (RAID1: the primary, or the
 // mirror acting for a dead primary; RAID5: the data server) and forwards
-// its effect before answering. arg packs kind | op<<8 | fetch<<16.
-func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byte) ([]byte, error) {
+// its effect before answering. arg packs kind | op<<8 | fetch<<16. The
+// result is made in buf (see transport.RaidHandler).
+func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args, buf []byte) ([]byte, error) {
 	if len(args) != atomicArgs || arg>>17 != 0 {
 		return nil, errorf(codeInvalid, "malformed redundant atomic")
 	}
@@ -466,11 +467,14 @@ func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byt
 	if err != nil {
 		return nil, errorf(codeInvalid, "%v", err)
 	}
-	res := make([]byte, wire.AtomicResultSize)
+	if len(buf) < wire.AtomicResultSize {
+		buf = make([]byte, wire.AtomicResultSize)
+	}
+	res := buf[:wire.AtomicResultSize]
 	le.PutUint64(res[0:], old.Lo)
 	le.PutUint64(res[8:], old.Hi)
 	if op.Modifies() && !equal(before[:size], mem[so:so+size]) {
-		if ferr := s.forwardWord(g, c, so, before[:size], mem[so:so+size], down, opRecord(opID, res)); ferr != nil {
+		if ferr := s.forwardWord(g, c, so, before[:size], mem[so:so+size], down, opID, res); ferr != nil {
 			// Nothing may stay applied that the other copy lacks: the
 			// word is put back (its lock kept every other atomic out).
 			copy(mem[so:so+size], before[:size])
@@ -483,9 +487,10 @@ func (s *Server) atomic(g *grant, c *raidConf, off, arg, down uint64, args []byt
 
 func equal(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
 
-// forwardWord sends a changed word to the other copy (RAID1) or its
-// parity delta to the row's parity server (RAID5).
-func (s *Server) forwardWord(g *grant, c *raidConf, so uint64, before, after []byte, down uint64, rec []byte) error {
+// forwardWord sends a changed word (up to 16 bytes) to the other copy
+// (RAID1) or its parity delta to the row's parity server (RAID5), with
+// the record of the atomic that changed it: its id and result res.
+func (s *Server) forwardWord(g *grant, c *raidConf, so uint64, before, after []byte, down, id uint64, res []byte) error {
 	switch c.level {
 	case levelRAID1:
 		other, kind := stripe.MirrorOf(c.index, c.k), KindMirror
@@ -495,9 +500,10 @@ func (s *Server) forwardWord(g *grant, c *raidConf, so uint64, before, after []b
 		if isDown(down, other) {
 			return nil
 		}
-		return s.peerWrite(c, other, kind, so, after, rec)
+		return s.peerWord(c, other, transport.RaidPeerWrite, kind, so, after, id, res)
 	default:
-		delta := append([]byte(nil), before...)
+		var d [wire.AtomicResultSize]byte
+		delta := d[:copy(d[:], before)]
 		stripe.XOR(delta, after)
 		p := c.parity()
 		row := p.RowOfData(c.index, so/c.block)
@@ -505,7 +511,7 @@ func (s *Server) forwardWord(g *grant, c *raidConf, so uint64, before, after []b
 		if isDown(down, ps) {
 			return nil
 		}
-		return s.peerXor(c, ps, p.ParityOffset(row, so%c.block), delta, rec)
+		return s.peerWord(c, ps, transport.RaidPeerXor, KindParity, p.ParityOffset(row, so%c.block), delta, id, res)
 	}
 }
 
@@ -797,7 +803,7 @@ func (s *Server) dialPeer(c *raidConf, i int) (*transport.Client, error) {
 	if cl, ok := rs.peers[network+":"+addr]; ok {
 		return cl, nil
 	}
-	cl, err := transport.Dial(network, addr, transport.ClientOptions{Token: tok, Timeout: peerTimeout, Conns: 4})
+	cl, err := transport.Dial(network, addr, transport.ClientOptions{Token: tok, Timeout: peerTimeout, Conns: 4, Spin: s.opts.PeerSpin})
 	if err != nil {
 		return nil, &transport.PeerDownError{Peer: i, Msg: err.Error()}
 	}
@@ -806,6 +812,43 @@ func (s *Server) dialPeer(c *raidConf, i int) (*transport.Client, error) {
 	}
 	rs.peers[network+":"+addr] = cl
 	return cl, nil
+}
+
+// peerWord is peerWrite (sub RaidPeerWrite) or peerXor (RaidPeerXor) of
+// an atomic's word or parity delta (up to 16 bytes) with the atomic's
+// record (id, result res; none when id is 0), the forward every
+// redundant atomic makes before answering: its payload is built here
+// and sent with RaidSmall, which copies it, so that it allocates nothing.
+func (s *Server) peerWord(c *raidConf, i int, sub uint64, kind uint32, off uint64, word []byte, id uint64, res []byte) error {
+	cl, err := s.peerClient(c, i)
+	if err != nil {
+		return err
+	}
+	var b [transport.RaidSmallMax]byte
+	if len(word) > wire.AtomicResultSize || len(res) != wire.AtomicResultSize {
+		return errorf(codeInvalid, "forward of a %d-byte word", len(word))
+	}
+	n := copy(b[:], word)
+	if id != 0 {
+		binary.LittleEndian.PutUint64(b[n:], id)
+		n += 8 + copy(b[n+8:], res)
+	}
+	_, err = cl.RaidSmall(sub, c.peerKey, c.region, off, uint64(kind)|uint64(len(word))<<8|uint64(c.index+1)<<56, b[:n], nil)
+	return peerErr(i, err)
+}
+
+// peerErr is the error of a failed server-to-server request: a peer that
+// answered not current or named a peer of its own that is down as it
+// said, any other failure a PeerDownError naming peer i.
+func peerErr(i int, err error) error {
+	if err == nil {
+		return nil // before pd, which escapes: a success allocates nothing
+	}
+	var pd *transport.PeerDownError
+	if errors.Is(err, transport.ErrNotCurrent) || errors.As(err, &pd) {
+		return err
+	}
+	return &transport.PeerDownError{Peer: i, Msg: err.Error()}
 }
 
 // peerCall makes one server-to-server request; any failure to reach the
@@ -822,11 +865,7 @@ func (s *Server) peerCall(c *raidConf, i int, sub, off uint64, kind uint32, n ui
 	// Arg[3] also names the sender, so that a peer can fence it.
 	out, err := cl.Raid(sub, c.peerKey, c.region, off, uint64(kind)|n<<8|uint64(c.index+1)<<56, payload, dst)
 	if err != nil {
-		var pd *transport.PeerDownError
-		if errors.Is(err, transport.ErrNotCurrent) || errors.As(err, &pd) {
-			return nil, err
-		}
-		return nil, &transport.PeerDownError{Peer: i, Msg: err.Error()}
+		return nil, peerErr(i, err)
 	}
 	return out, nil
 }
@@ -836,7 +875,8 @@ func (s *Server) peerRead(c *raidConf, i int, kind uint32, off, n uint64) ([]byt
 }
 
 // peerWrite writes b at off of peer i's segment; rec, when not nil, is
-// the record of the atomic that produced b (opRecord), which the peer
+// the record of the atomic that produced b (its id and result, see
+// peerWord), which the peer
 // keeps so that a client retrying the atomic there gets its result
 // instead of a second execution.
 func (s *Server) peerWrite(c *raidConf, i int, kind uint32, off uint64, b, rec []byte) error {
@@ -1127,15 +1167,6 @@ type appliedOp struct {
 	key  opKey
 	res  [wire.AtomicResultSize]byte
 	used bool
-}
-
-func opRecord(id uint64, res []byte) []byte {
-	if id == 0 {
-		return nil
-	}
-	b := make([]byte, 8, recordSize)
-	binary.LittleEndian.PutUint64(b, id)
-	return append(b, res...)
 }
 
 // splitRecord checks a peer payload of n bytes, perhaps followed by an

@@ -44,7 +44,7 @@ func (f *faulty) check() {
 
 func (f *faulty) Resolve(k transport.Key) ([]byte, uint8, bool)  { f.check(); return f.ms.Resolve(k) }
 func (f *faulty) Refusal(k transport.Key) (uint32, string, bool) { return f.ms.Refusal(k) }
-func (f *faulty) Raid(h wire.Header, p []byte) ([]byte, error) {
+func (f *faulty) Raid(h wire.Header, p, buf []byte) ([]byte, error) {
 	f.check()
 	if hp := f.hook.Load(); hp != nil {
 		if err := (*hp)(h); err != nil {
@@ -52,7 +52,7 @@ func (f *faulty) Raid(h wire.Header, p []byte) ([]byte, error) {
 		}
 		f.check()
 	}
-	out, err := f.ms.Raid(h, p)
+	out, err := f.ms.Raid(h, p, buf)
 	f.check() // killed meanwhile: the answer never leaves
 	return out, err
 }

@@ -600,7 +600,7 @@ func (c *Client) Atomic(key Key, off uint64, kind amo.Kind, op amo.Op, v, cmp am
 	if fetch {
 		h.Flags = wire.FlagFetch
 	}
-	r.op, r.pay[0] = wire.OpAtomic, args[:]
+	r.op, r.pay[0] = wire.OpAtomic, args[:wire.AtomicArgsSize]
 	if err := c.one(h, r, r.pay[:]...); err != nil {
 		return amo.Value{}, err
 	}
@@ -636,7 +636,7 @@ func (c *Client) AtomicAsync(key Key, off uint64, kind amo.Kind, op amo.Op, v am
 		r.finish(err)
 		return cl
 	}
-	r.pay[0] = args[:]
+	r.pay[0] = args[:wire.AtomicArgsSize]
 	cc.send(h, r, lazy, r.pay[:]...)
 	return cl
 }
@@ -737,9 +737,11 @@ type req struct {
 	lazy     bool          // sent lazy (see sendMode); cc.mu guards it
 
 	// A one-frame request's payload, held here so that sending it
-	// allocates nothing: an atomic's arguments, and the slice of
+	// allocates nothing: an atomic's arguments (the first
+	// wire.AtomicArgsSize bytes; a redundant atomic's, with its id, or a
+	// memory server's forward of a word: RaidSmall), and the slice of
 	// payloads send takes.
-	args [wire.AtomicArgsSize]byte
+	args [raidSmallMax]byte
 	pay  [1][]byte
 }
 
@@ -902,7 +904,7 @@ func (cc *cconn) alive() bool {
 	var cause error
 	rc.Control(func(fd uintptr) {
 		var b [1]byte
-		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		n, _, err := recvmsg(int(fd), b[:], nil, unix.MSG_PEEK|unix.MSG_DONTWAIT) // unix.Recvfrom allocates the address
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR:
 		case err != nil:
@@ -1693,7 +1695,7 @@ func (s *spinReader) poll(fd uintptr) bool {
 		var err error
 		if s.fdr != nil {
 			var oobn int
-			m, oobn, _, _, err = unix.Recvmsg(int(fd), s.p, s.fdr.oob, unix.MSG_CMSG_CLOEXEC)
+			m, oobn, err = recvmsg(int(fd), s.p, s.fdr.oob, unix.MSG_CMSG_CLOEXEC)
 			if err == nil {
 				s.fdr.take(oobn)
 			}

@@ -214,7 +214,7 @@ func (q *quietConn) Read(p []byte) (int, error) {
 func (q *quietConn) ReadMsgUnix(p, oob []byte) (n, oobn, flags int, addr *net.UnixAddr, err error) {
 	var rerr error
 	err = q.io(unix.POLLIN, &q.rdl, func(fd uintptr) bool {
-		n, oobn, flags, _, rerr = unix.Recvmsg(int(fd), p, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, rerr = recvmsg(int(fd), p, oob, unix.MSG_CMSG_CLOEXEC)
 		return rerr != unix.EAGAIN && rerr != unix.EINTR
 	})
 	if err == nil && rerr != nil {

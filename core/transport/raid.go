@@ -47,8 +47,13 @@ func MirrorKey(k Key) Key {
 // it executes one OpRaid request (header and whole payload) and returns
 // the reply's payload. Errors: *Error, ErrStaleKey, ErrNotCurrent,
 // *PeerDownError.
+//
+// buf is scratch space of wire.AtomicResultSize bytes at least, the
+// served connection's own, that the reply's payload may be made in: it is
+// not used again until the reply has been written, so that answering an
+// atomic allocates nothing.
 type RaidHandler interface {
-	Raid(h wire.Header, payload []byte) ([]byte, error)
+	Raid(h wire.Header, payload, buf []byte) ([]byte, error)
 }
 
 // Refuser is implemented by a Memory that may refuse a key for a reason
@@ -109,6 +114,42 @@ func (c *Client) Raid(sub uint64, key Key, a1, a2, a3 uint64, payload, dst []byt
 		return nil, err
 	}
 	return out, nil
+}
+
+// raidSmallMax is the largest payload RaidSmall takes: a redundant
+// atomic's operands and id (wire.AtomicArgsSize + 8), or a memory
+// server's forward of a word of up to 16 bytes with its atomic's record
+// (id and result, 8 + wire.AtomicResultSize).
+const raidSmallMax = wire.AtomicArgsSize + 8
+
+// RaidSmallMax is the largest payload RaidSmall takes.
+const RaidSmallMax = raidSmallMax
+
+// RaidSmall is Raid for the small requests made on every redundant
+// atomic: a client's RaidAtomic and the executing server's forward of
+// its word. The payload (at most RaidSmallMax bytes) is copied into the
+// pooled request and a reply of up to wire.AtomicResultSize bytes out of
+// it into dst, so that neither buffer escapes: callers keep them on
+// their stacks and the call allocates nothing. It returns the reply's
+// length (a longer reply is an error). Errors as Raid.
+func (c *Client) RaidSmall(sub uint64, key Key, a1, a2, a3 uint64, payload, dst []byte) (int, error) {
+	if len(payload) > raidSmallMax {
+		return 0, fmt.Errorf("transport: RaidSmall payload of %d bytes, at most %d", len(payload), raidSmallMax)
+	}
+	h := wire.Header{Op: wire.OpRaid, Key: key, Arg: [4]uint64{sub, a1, a2, a3}}
+	r := reqs.Get().(*req)
+	defer r.put()
+	n := copy(r.args[:], payload)
+	// The reply goes into the request's own result buffer when it has
+	// the length asked (completeRaid), else into a new one.
+	r.op, r.dst, r.pay[0] = wire.OpRaid, r.res[:min(len(dst), len(r.res))], r.args[:n]
+	if err := c.one(h, r, r.pay[:]...); err != nil {
+		return 0, err
+	}
+	if len(r.dst) > len(dst) {
+		return 0, fmt.Errorf("%w: OpRaid reply of %d bytes, %d expected", wire.ErrMalformed, len(r.dst), len(dst))
+	}
+	return copy(dst, r.dst), nil
 }
 
 // PutNow writes a put's frame(s) at once and returns its Call, which the
@@ -198,7 +239,7 @@ func (sc *sconn) raid(h wire.Header) (*replyError, error) {
 	if !ok {
 		return fail(codeUnimpl, "this memory server serves no redundant regions"), nil
 	}
-	rep, herr := rh.Raid(h, payload)
+	rep, herr := rh.Raid(h, payload, sc.ares[:])
 	if herr != nil {
 		var e *Error
 		var pd *PeerDownError

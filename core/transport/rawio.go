@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"github.com/gofam/openfam/core/wire"
 	"golang.org/x/sys/unix"
@@ -117,4 +118,29 @@ func readHeader(br *bufio.Reader) (wire.Header, error) {
 	h, err := wire.Parse(b)
 	br.Discard(wire.HeaderSize) // buffered: cannot fail
 	return h, err
+}
+
+// recvmsg is recvmsg(2) of one buffer and its control messages on a
+// connected, non-blocking socket (a RawConn callback's descriptor), as a
+// raw system call that does not ask for the sender's address: unix.Recvmsg
+// does, and allocates it and the Sockaddr it makes of it on every call,
+// which on a Unix connection was two allocations per reply read.
+func recvmsg(fd int, p, oob []byte, flags int) (n, oobn int, err error) {
+	var msg unix.Msghdr
+	var iov unix.Iovec
+	if len(p) > 0 {
+		iov.Base = &p[0]
+		iov.SetLen(len(p))
+	}
+	msg.Iov = &iov
+	msg.SetIovlen(1)
+	if len(oob) > 0 {
+		msg.Control = &oob[0]
+		msg.SetControllen(len(oob))
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
+	if e != 0 {
+		return -1, 0, e
+	}
+	return int(r), int(msg.Controllen), nil
 }

@@ -66,8 +66,15 @@ static int cmpd(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { PUT_S, PUT_L, GET_S, GET_L, FADD, NOPS };
-static const char *opname[NOPS] = {"put 256 B", "put 4 MiB", "get 256 B", "get 4 MiB", "fetch_add"};
+/* The small operations walk the item 4 KiB at a time, 256 in each 1 MiB
+ * interleave block (one server) before the next: fetch_add as the 256 B
+ * put and get, so that the three compare. "fadd rot" is fetch_add on a
+ * word of the next block (the next server) every time: each server then
+ * sees a request every third operation, too late for its polling window,
+ * and every request pays the wake-up of a server that went to sleep
+ * (fetch_add measured so before cost ~3x a get; a get so costs the same). */
+enum { PUT_S, PUT_L, GET_S, GET_L, FADD, FADD_R, NOPS };
+static const char *opname[NOPS] = {"put 256 B", "put 4 MiB", "get 256 B", "get 4 MiB", "fetch_add", "fadd rot"};
 
 /* print_row prints one operation's medians for NONE, RAID1 and RAID5 (s),
  * the 4 MiB ones in ms, the others in us, and the two ratios to NONE. */
@@ -83,7 +90,7 @@ static void print_row(int op, const double med[3])
     printf("%-10s %12s %12s %12s %7.2fx %7.2fx\n", opname[op], cell[0], cell[1], cell[2], med[1] / med[0],
            med[2] / med[0]);
 }
-static const int opiters[NOPS] = {4000, 32, 4000, 32, 4000};
+static const int opiters[NOPS] = {4000, 32, 4000, 32, 4000, 4000};
 
 /* The processes whose CPU time is counted with this one's
  * (RAIDBENCH_PIDS: the memory famds), read through their CPU-time clocks. */
@@ -144,7 +151,10 @@ static double measure(int op, fam_desc_t *d, unsigned char *buf, double *cpu)
             rc = fam_get_blocking(buf, d, (uint64_t)(i % 4) * BIG, BIG);
             break;
         case FADD:
-            rc = fam_fetch_add_int64(d, (uint64_t)(i % 16) * MIB, 1, &old);
+            rc = fam_fetch_add_int64(d, (uint64_t)(i % 4096) * 4096, 1, &old);
+            break;
+        case FADD_R:
+            rc = fam_fetch_add_int64(d, (uint64_t)(i % 16) * MIB + 8, 1, &old);
             break;
         }
         if (rc != 0) {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package memserver_test
+
+const raceOn = false
