@@ -79,11 +79,11 @@ func Advise() (Stats, error) {
 	for _, h := range heap {
 		st.Heap += uint64(h.hi - h.lo)
 		for _, p := range subtract(h, done) {
-			b := unsafe.Slice((*byte)(unsafe.Pointer(p.lo)), p.hi-p.lo)
-			if err := unix.Madvise(b, unix.MADV_HUGEPAGE); err != nil {
-				return st, fmt.Errorf("hugeheap: MADV_HUGEPAGE on %d bytes of heap: %w", len(b), err)
+			// By address: these are mappings, not Go objects.
+			if _, _, e := unix.Syscall(unix.SYS_MADVISE, p.lo, p.hi-p.lo, unix.MADV_HUGEPAGE); e != 0 {
+				return st, fmt.Errorf("hugeheap: MADV_HUGEPAGE on %d bytes of heap: %w", p.hi-p.lo, e)
 			}
-			st.Advised += uint64(len(b))
+			st.Advised += uint64(p.hi - p.lo)
 			done = addSpan(done, p)
 			if st.CollapseSupported {
 				st.Collapsed += collapse(p)
