@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"unsafe"
 
+	"github.com/gofam/openfam/core/internal/hugeheap"
 	"github.com/gofam/openfam/core/internal/pages"
 )
 
@@ -228,6 +229,9 @@ func (t *itemTable) add(it Item, h uint32, withName bool) {
 	}
 	t.store(s, it)
 	t.byOff.insert(offHash(it.Offset), s)
+	// A region this large means a large Go heap of per-item objects (here
+	// and in the callers): hugeheap backs it with huge pages.
+	hugeheap.Grew(t.byOff.n)
 	if withName && it.Name != "" {
 		t.slot(s).nh = h
 		t.byName.insert(h, s)

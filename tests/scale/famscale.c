@@ -8,7 +8,10 @@
  *   alloc      the last --ops allocations (the region already holds N - ops)
  *   lookup     --ops fam_lookup + fam_close of random names
  *   chmod      --ops fam_change_permissions of one item
- *   dealloc    --ops fam_deallocate of random items (handles from allocation)
+ *   dealloc    --ops fam_deallocate of random items (handles from allocation);
+ *              with --order alloc, every item in allocation order (the
+ *              issue's own program: the region emptied front to back), the
+ *              figure the mean over all N
  *   destroy    fam_destroy_region with the remaining items in it
  *
  * and prints, per N, microseconds per operation, the ratio to the first N
@@ -155,6 +158,9 @@ static long long meta_bytes(const char *dir)
     return total;
 }
 
+/* --order: which items dealloc frees, and in which order. */
+static int order_alloc;
+
 static void item_name(char *buf, size_t n, uint64_t i)
 {
     snprintf(buf, n, "it%llu", (unsigned long long)i);
@@ -171,6 +177,8 @@ static void usage(FILE *f)
             "  --famd-pid PID     report famd's resident memory per item\n"
             "  --keep             leave the last region populated (famscale-keep)\n"
             "  --check-keep N     look famscale-keep up, check N items, time it, destroy it\n"
+            "  --order O          dealloc: random (default: --ops random items) or alloc\n"
+            "                     (every item, in allocation order; the mean over all)\n"
             "  --regions R        instead: R regions, random lookups, destroy all\n"
             "  --csv              one CSV line per size instead of the table\n"
             "  --cpu              time with this thread's CPU time, not wall time; with\n"
@@ -258,9 +266,17 @@ static void run_size(uint64_t n, uint64_t ops, uint64_t size, const char *data_d
     }
 
     /* Random victims among the items still there: at most half of them, so
-     * the draw never runs out of candidates (item n/2 is kept for chmod). */
+     * the draw never runs out of candidates (item n/2 is kept for chmod).
+     * With --order alloc: all of them, first allocated first freed. */
     uint64_t nfree = ops < n / 2 ? ops : n / 2, freed = 0;
+    if (order_alloc)
+        nfree = n;
     a = now_us();
+    for (uint64_t i = 0; order_alloc && i < n; i++, freed++) {
+        if (fam_deallocate(d[i]) != 0)
+            die("fam_deallocate");
+        d[i] = NULL;
+    }
     while (freed < nfree) {
         uint64_t i = rnd(n);
         if (!d[i] || i == n / 2)
@@ -416,6 +432,14 @@ int main(int argc, char **argv)
             data_dir = argv[++i];
         } else if (v && !strcmp(a, "--famd-pid")) {
             famd_pid = strtol(argv[++i], NULL, 0);
+        } else if (v && !strcmp(a, "--order")) {
+            const char *o = argv[++i];
+            if (!strcmp(o, "alloc")) {
+                order_alloc = 1;
+            } else if (strcmp(o, "random")) {
+                fprintf(stderr, "famscale: --order: random or alloc, not %s\n", o);
+                return 2;
+            }
         } else if (v && !strcmp(a, "--regions")) {
             nregions = strtoull(argv[++i], NULL, 0);
         } else if (v && !strcmp(a, "--check-keep")) {
@@ -425,6 +449,10 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    if (keep && order_alloc) {
+        fprintf(stderr, "famscale: --keep keeps items; --order alloc deallocates them all\n");
+        return 2;
     }
     if (ops == 0 || size == 0) {
         fprintf(stderr, "famscale: --ops and --size must be positive\n");

@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"unsafe"
 
+	"github.com/gofam/openfam/core/internal/hugeheap"
 	"github.com/gofam/openfam/core/internal/pages"
 )
 
@@ -76,6 +77,9 @@ func (t *Table[K, E, X]) Add(e E) {
 	}
 	t.place(e)
 	t.n++
+	// A table of open handles or issued keys this large means a large Go
+	// heap of per-item objects: hugeheap backs it with huge pages.
+	hugeheap.Grew(t.n)
 }
 
 func (t *Table[K, E, X]) place(e E) {
