@@ -764,6 +764,11 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 		if err := s.peerWrite(c, dead, KindData, p.DataOffset(row, dead, in), newv, nil); err != nil && heldDown {
 			// Dead indeed: not asked again (a peer timeout each) until
 			// it speaks again; it rebuilds these bytes when it is back.
+			// Not covered: a write-through that fails though the server
+			// is alive (a timeout, a pooled connection to its previous
+			// incarnation) leaves its copy of these bytes behind if its
+			// rebuild already passed them; as before, the write is not
+			// undone (it is in parity and recorded).
 			s.raid.silent(c.region, dead, gen)
 		}
 	}
