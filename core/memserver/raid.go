@@ -188,8 +188,54 @@ type raidServer struct {
 	acted   *sync.Cond
 	acting  map[fenceKey]int
 	handing map[fenceKey]bool
+
+	// live: per peer (and region), whether it is believed alive (hear,
+	// heard, silent): a RAID5 parity server writes a degraded write
+	// through to a data server believed alive even when the client holds
+	// it down. fenceKey -> *liveness.
+	live sync.Map
 }
 
+// liveness counts the requests a peer sent (heardGen) and notes the
+// count at the last write-through it failed, plus one (failed): it is
+// believed alive until it fails one, and again from its next request.
+// Atomics, not a lock: every forward a peer sends counts.
+type liveness struct {
+	heardGen, failed atomic.Uint64
+}
+
+// peerLive is server i of region's liveness.
+func (rs *raidServer) peerLive(region uint64, i int) *liveness {
+	k := fenceKey{region, i}
+	if l, ok := rs.live.Load(k); ok {
+		return l.(*liveness)
+	}
+	l, _ := rs.live.LoadOrStore(k, new(liveness))
+	return l.(*liveness)
+}
+
+// hear notes a request from server i of region.
+func (rs *raidServer) hear(region uint64, i int) { rs.peerLive(region, i).heardGen.Add(1) }
+
+// heard reports whether server i of region is believed alive, and the
+// generation of that belief for silent.
+func (rs *raidServer) heard(region uint64, i int) (bool, uint64) {
+	l := rs.peerLive(region, i)
+	g := l.heardGen.Load()
+	return g >= l.failed.Load(), g
+}
+
+// silent notes that server i of region failed a request made when its
+// generation was gen: not alive until it is heard from again.
+func (rs *raidServer) silent(region uint64, i int, gen uint64) {
+	l := rs.peerLive(region, i)
+	for {
+		f := l.failed.Load()
+		if f >= gen+1 || l.failed.CompareAndSwap(f, gen+1) {
+			return
+		}
+	}
+}
 func (rs *raidServer) close() {
 	rs.pmu.Lock()
 	defer rs.pmu.Unlock()
@@ -663,6 +709,15 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 			return nil, err
 		}
 	}
+	// Counted in flight until its write-through below reached the dead
+	// server, so that the server is not handed its writes back (unfenced,
+	// its clients sent back to it) in between: it would execute an atomic
+	// on the word this one changed in parity only, fetching the value
+	// this one fetched, and the write-through then overwrote its result.
+	if !s.raid.actFor(c.region, dead) {
+		return nil, errPeerCurrent
+	}
+	defer s.raid.doneActing(c.region, dead)
 	var opID uint64
 	if sub == transport.RaidDegradedAtomic {
 		opID = binary.LittleEndian.Uint64(payload[wire.AtomicArgsSize:])
@@ -700,10 +755,28 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 	if sub == transport.RaidDegradedAtomic {
 		s.raid.record(c.region, opID, reply)
 	}
-	if !isDown(h.Arg[3], dead) {
-		// The dead server may be back and rebuilding: it gets the bytes
-		// too (best effort; its rebuild reconstructs them otherwise).
-		_ = s.peerWrite(c, dead, KindData, p.DataOffset(row, dead, in), newv, nil)
+	// The dead server may be alive: back and rebuilding (its rebuild may
+	// have reconstructed these bytes already), or current while this
+	// client's membership view still holds it down. It gets the bytes too,
+	// also when the client holds it down but it spoke to this server since
+	// it last failed a write-through (heard, checked after the parity
+	// changed: a rebuild's reconstruction asked later sees the change).
+	// Skipped, its copy kept the old bytes, and once it was handed its
+	// writes back it executed atomics on the old word: two fetch_adds
+	// fetched the same value and one increment was lost.
+	heldDown := isDown(h.Arg[3], dead)
+	alive, gen := s.raid.heard(c.region, dead)
+	if !heldDown || alive {
+		if err := s.peerWrite(c, dead, KindData, p.DataOffset(row, dead, in), newv, nil); err != nil && heldDown {
+			// Dead indeed: not asked again (a peer timeout each) until
+			// it speaks again; it rebuilds these bytes when it is back.
+			// Not covered: a write-through that fails though the server
+			// is alive (a timeout, a pooled connection to its previous
+			// incarnation) leaves its copy of these bytes behind if its
+			// rebuild already passed them; as before, the write is not
+			// undone (it is in parity and recorded).
+			s.raid.silent(c.region, dead, gen)
+		}
 	}
 	return reply, nil
 }
@@ -919,6 +992,9 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 	if c == nil || subtle.ConstantTimeCompare(c.peerKey[:], h.Key[:]) != 1 {
 		return nil, errorf(codeNoPerm, "wrong peer key for region %d", region)
 	}
+	if sender >= 0 {
+		s.raid.hear(region, sender)
+	}
 	if sub == transport.RaidPeerCurrent {
 		if sender >= 0 {
 			s.raid.handBack(region, sender)
@@ -955,7 +1031,10 @@ func (s *Server) peerOp(h wire.Header, payload []byte) ([]byte, error) {
 		rs := &s.raid
 		rs.fmu.RLock()
 		defer rs.fmu.RUnlock()
-		if rs.isFenced(region, sender) {
+		// A RAID5 data write from a peer is a parity server's write-through
+		// of a degraded write (it acts for this server, not this server
+		// for it): never refused, or this copy kept old bytes.
+		if rs.isFenced(region, sender) && !(c.level == levelRAID5 && kind == KindData) {
 			return nil, errFenced
 		}
 		l := sg.raid.lock(off, c.block)
