@@ -592,7 +592,7 @@ func (s *Server) write5(sg *segment, c *raidConf, mem []byte, so uint64, data []
 	if isDown(down, ps) {
 		return nil
 	}
-	if err := s.peerXor(c, ps, p.ParityOffset(row, so%c.block), delta, nil); err != nil {
+	if err := s.peerXor(c, ps, p.ParityOffset(row, so%c.block), delta); err != nil {
 		stripe.XOR(mem[so:so+uint64(len(data))], delta)
 		return err
 	}
@@ -767,7 +767,7 @@ func (s *Server) degraded(g *grant, c *raidConf, sub uint64, h wire.Header, payl
 	heldDown := isDown(h.Arg[3], dead)
 	alive, gen := s.raid.heard(c.region, dead)
 	if !heldDown || alive {
-		if err := s.peerWrite(c, dead, KindData, p.DataOffset(row, dead, in), newv, nil); err != nil && heldDown {
+		if err := s.peerWrite(c, dead, KindData, p.DataOffset(row, dead, in), newv); err != nil && heldDown {
 			// Dead indeed: not asked again (a peer timeout each) until
 			// it speaks again; it rebuilds these bytes when it is back.
 			// Not covered: a write-through that fails though the server
@@ -947,28 +947,17 @@ func (s *Server) peerRead(c *raidConf, i int, kind uint32, off, n uint64) ([]byt
 	return s.peerCall(c, i, transport.RaidPeerRead, off, kind, n, nil)
 }
 
-// peerWrite writes b at off of peer i's segment; rec, when not nil, is
-// the record of the atomic that produced b (its id and result, see
-// peerWord), which the peer
-// keeps so that a client retrying the atomic there gets its result
-// instead of a second execution.
-func (s *Server) peerWrite(c *raidConf, i int, kind uint32, off uint64, b, rec []byte) error {
-	_, err := s.peerCall(c, i, transport.RaidPeerWrite, off, kind, uint64(len(b)), withRecord(b, rec))
+// peerWrite writes b at off of peer i's segment. (An atomic's forward,
+// which carries its record, goes through peerWord.)
+func (s *Server) peerWrite(c *raidConf, i int, kind uint32, off uint64, b []byte) error {
+	_, err := s.peerCall(c, i, transport.RaidPeerWrite, off, kind, uint64(len(b)), b)
 	return err
 }
 
-// peerXor applies a parity delta at peer i (rec as for peerWrite).
-func (s *Server) peerXor(c *raidConf, i int, off uint64, delta, rec []byte) error {
-	_, err := s.peerCall(c, i, transport.RaidPeerXor, off, KindParity, uint64(len(delta)), withRecord(delta, rec))
+// peerXor applies a parity delta at peer i.
+func (s *Server) peerXor(c *raidConf, i int, off uint64, delta []byte) error {
+	_, err := s.peerCall(c, i, transport.RaidPeerXor, off, KindParity, uint64(len(delta)), delta)
 	return err
-}
-
-// withRecord is b followed by rec (a copy only when there is a record).
-func withRecord(b, rec []byte) []byte {
-	if len(rec) == 0 {
-		return b
-	}
-	return append(append(make([]byte, 0, len(b)+len(rec)), b...), rec...)
 }
 
 // peerOp serves a request from a peer memory server: Arg[1] region,

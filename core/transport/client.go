@@ -741,7 +741,7 @@ type req struct {
 	// wire.AtomicArgsSize bytes; a redundant atomic's, with its id, or a
 	// memory server's forward of a word: RaidSmall), and the slice of
 	// payloads send takes.
-	args [raidSmallMax]byte
+	args [RaidSmallMax]byte
 	pay  [1][]byte
 }
 

@@ -116,14 +116,11 @@ func (c *Client) Raid(sub uint64, key Key, a1, a2, a3 uint64, payload, dst []byt
 	return out, nil
 }
 
-// raidSmallMax is the largest payload RaidSmall takes: a redundant
+// RaidSmallMax is the largest payload RaidSmall takes: a redundant
 // atomic's operands and id (wire.AtomicArgsSize + 8), or a memory
 // server's forward of a word of up to 16 bytes with its atomic's record
 // (id and result, 8 + wire.AtomicResultSize).
-const raidSmallMax = wire.AtomicArgsSize + 8
-
-// RaidSmallMax is the largest payload RaidSmall takes.
-const RaidSmallMax = raidSmallMax
+const RaidSmallMax = wire.AtomicArgsSize + 8
 
 // RaidSmall is Raid for the small requests made on every redundant
 // atomic: a client's RaidAtomic and the executing server's forward of
@@ -133,8 +130,8 @@ const RaidSmallMax = raidSmallMax
 // their stacks and the call allocates nothing. It returns the reply's
 // length (a longer reply is an error). Errors as Raid.
 func (c *Client) RaidSmall(sub uint64, key Key, a1, a2, a3 uint64, payload, dst []byte) (int, error) {
-	if len(payload) > raidSmallMax {
-		return 0, fmt.Errorf("transport: RaidSmall payload of %d bytes, at most %d", len(payload), raidSmallMax)
+	if len(payload) > RaidSmallMax {
+		return 0, fmt.Errorf("transport: RaidSmall payload of %d bytes, at most %d", len(payload), RaidSmallMax)
 	}
 	h := wire.Header{Op: wire.OpRaid, Key: key, Arg: [4]uint64{sub, a1, a2, a3}}
 	r := reqs.Get().(*req)
