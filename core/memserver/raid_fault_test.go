@@ -233,11 +233,7 @@ func TestRAID1CopyFailingMidPut(t *testing.T) {
 func TestRAID1PrimaryDiesBetweenAtomicAndForward(t *testing.T) {
 	rg := newRaidRig(t, core.RAID1, 3, 4096, 16<<10)
 	const off = 8 // on server 0; its mirror is on server 1
-	for i := 0; i < 5; i++ {
-		if _, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addTimes(t, rg, off, 5)
 	// The mirror gets the primary's forward of the sixth add, and the
 	// primary dies before the forward lands.
 	var forwards atomic.Int32
@@ -716,6 +712,27 @@ func TestRAID5LateDegradedWriteDoesNotFenceACurrentServer(t *testing.T) {
 	}
 }
 
+// addTimes makes n fetch_adds of 1 on the word at off through the client.
+func addTimes(t *testing.T, rg *raidRig, off uint64, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if _, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// counterWithoutEach checks that the word at off reads want with any one
+// of the three servers left out (read or reconstructed).
+func counterWithoutEach(t *testing.T, rg *raidRig, off uint64, want uint64) {
+	t.Helper()
+	for _, gone := range []int{0, 1, 2} {
+		if v := binary.LittleEndian.Uint64(rg.readWithout(t, gone)[off:]); v != want {
+			t.Errorf("without server %d the counter is %d, want %d", gone, v, want)
+		}
+	}
+}
+
 // degradedAdd is a fetch_add of 1 on the word at share offset off of
 // RAID5 data server dead, sent by a client that holds dead down (its
 // membership view is late) straight to the row's parity server ps.
@@ -744,11 +761,7 @@ func degradedAdd(t *testing.T, rg *raidRig, ps, dead int, off uint64) uint64 {
 func TestRAID5DegradedAtomicForALiveServerWritesThrough(t *testing.T) {
 	rg := newRaidRig(t, core.RAID5, 3, 4096, 48<<10)
 	const off = 8 // block 0: data on server 1, parity on server 0
-	for i := 0; i < 5; i++ {
-		if _, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addTimes(t, rg, off, 5)
 	if old := degradedAdd(t, rg, 0, 1, off); old != 5 {
 		t.Fatalf("degraded fetch_add fetched %d, want 5", old)
 	}
@@ -756,11 +769,7 @@ func TestRAID5DegradedAtomicForALiveServerWritesThrough(t *testing.T) {
 	if err != nil || old.Lo != 6 {
 		t.Fatalf("fetch_add at the data server after the degraded one: %d %v, want 6", old.Lo, err)
 	}
-	for _, gone := range []int{0, 1, 2} {
-		if v := binary.LittleEndian.Uint64(rg.readWithout(t, gone)[off:]); v != 7 {
-			t.Errorf("without server %d the counter is %d, want 7", gone, v)
-		}
-	}
+	counterWithoutEach(t, rg, off, 7)
 }
 
 // The same during the data server's rebuild: its rebuild has already
@@ -773,11 +782,7 @@ func TestRAID5DegradedAtomicDuringRebuildWritesThrough(t *testing.T) {
 	const block = 4096
 	rg := newRaidRig(t, core.RAID5, 3, block, 48<<10)
 	const off = 8 // block 0: data on server 1, parity on server 0
-	for i := 0; i < 5; i++ {
-		if _, err := rg.plane.Atomic(rg.key, off, amo.Uint64, amo.Add, amo.Value{Lo: 1}, amo.Value{}, true); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addTimes(t, rg, off, 5)
 	// The rebuild asks server 0 for server 1's blocks in order; the
 	// second request waits until the degraded fetch_add is done, so that
 	// block 0 (offset 0 of server 1's segment) is rebuilt before it.
@@ -812,9 +817,5 @@ func TestRAID5DegradedAtomicDuringRebuildWritesThrough(t *testing.T) {
 	if err != nil || got.Lo != 6 {
 		t.Fatalf("fetch_add at the rebuilt data server: %d %v, want 6", got.Lo, err)
 	}
-	for _, gone := range []int{0, 1, 2} {
-		if v := binary.LittleEndian.Uint64(rg.readWithout(t, gone)[off:]); v != 7 {
-			t.Errorf("without server %d the counter is %d, want 7", gone, v)
-		}
-	}
+	counterWithoutEach(t, rg, off, 7)
 }
